@@ -1,0 +1,18 @@
+//! The vocabulary every Bauxite part shares: lanes, rules, profiles, their YAML
+//! form and validation, and the units (bit rates, durations) they are written in.
+//!
+//! No I/O beyond reading a config file, no async runtime: the simulator, the shaper
+//! and the bridge all build on this.
+#![deny(missing_docs)]
+
+pub mod config;
+pub mod lane;
+pub mod profile;
+pub mod units;
+
+pub use config::{ConfigError, load_profile, parse_profile};
+pub use lane::{Dscp, Lane, MAX_LANES, MAX_RULES, Match, PortRange, PortSide, Protocol, Rule};
+pub use profile::{
+    AutoRatePolicy, BUILTIN_PROFILES, CongestionPolicy, EarlyDropPolicy, Profile, ProfileError, RateSetting,
+};
+pub use units::{BitRate, UnitError, format_duration, parse_duration};

@@ -1,0 +1,470 @@
+//! Profiles: lanes + rules + the policies of the congested state, early drop and link rate.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::lane::{Dscp, Lane, MAX_LANES, MAX_RULES, Match, PortRange, PortSide, Protocol, Rule};
+use crate::units::{BitRate, duration_text};
+
+/// A complete shaping profile. Lanes are ordered from most to least urgent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// The profile's name, for logs and reports.
+    pub name: String,
+    /// The bottleneck rate the lanes share.
+    pub rate: RateSetting,
+    /// Lanes, most urgent first.
+    pub lanes: Vec<Lane>,
+    /// Classification rules, first match wins.
+    pub rules: Vec<Rule>,
+    /// The lane of packets no rule matches (and of packets too odd to parse).
+    pub default_lane: String,
+    /// When the link counts as congested.
+    #[serde(default)]
+    pub congestion: CongestionPolicy,
+    /// The early-drop control law for lanes with `drop_when_congested`.
+    #[serde(default)]
+    pub early_drop: EarlyDropPolicy,
+    /// How `rate: auto` finds the link rate.
+    #[serde(default)]
+    pub auto_rate: AutoRatePolicy,
+}
+
+/// The bottleneck rate: a known value or measured continuously.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateSetting {
+    /// A configured rate, e.g. `1.5mbit`.
+    Fixed(BitRate),
+    /// Estimated from delay probes to a reflector (see [`AutoRatePolicy`]).
+    Auto,
+}
+
+impl FromStr for RateSetting {
+    type Err = crate::units::UnitError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        if text.trim().eq_ignore_ascii_case("auto") {
+            Ok(RateSetting::Auto)
+        } else {
+            text.parse().map(RateSetting::Fixed)
+        }
+    }
+}
+
+impl fmt::Display for RateSetting {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RateSetting::Fixed(r) => r.fmt(f),
+            RateSetting::Auto => f.write_str("auto"),
+        }
+    }
+}
+
+impl Serialize for RateSetting {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for RateSetting {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        crate::units::deserialize_from_str(d)
+    }
+}
+
+/// The congested state and its hysteresis.
+///
+/// The link is congested when a droppable lane's queue delay (backlog over the
+/// lane's departure rate) exceeds `enter_delay`, or when its backlog exceeds
+/// `enter_backlog_packets`. It stays congested until neither has held for `exit_hold`:
+/// a video encoder that briefly pauses must not switch protection off.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CongestionPolicy {
+    /// Queue delay of a droppable lane above which the link is congested.
+    #[serde(with = "duration_text")]
+    pub enter_delay: Duration,
+    /// Backlog (packets) of a droppable lane above which the link is congested.
+    pub enter_backlog_packets: u32,
+    /// How long the condition must stay clear before the congested state ends.
+    #[serde(with = "duration_text")]
+    pub exit_hold: Duration,
+    /// How often lane statistics are read.
+    #[serde(with = "duration_text")]
+    pub poll_interval: Duration,
+}
+
+impl Default for CongestionPolicy {
+    fn default() -> Self {
+        Self {
+            enter_delay: Duration::from_millis(10),
+            enter_backlog_packets: 8,
+            exit_hold: Duration::from_secs(2),
+            poll_interval: Duration::from_millis(10),
+        }
+    }
+}
+
+/// The PIE control law (RFC 8033) that sets the early-drop probability of droppable
+/// lanes from their queue delay. The defaults are the RFC's, except `target`, which
+/// is lower because a 1.5 Mbit/s link turns every queued video packet into 8 ms.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EarlyDropPolicy {
+    /// Queue delay the controller steers towards.
+    #[serde(with = "duration_text")]
+    pub target: Duration,
+    /// How often the drop probability is recomputed (PIE's T_UPDATE).
+    #[serde(with = "duration_text")]
+    pub update_interval: Duration,
+    /// PIE's alpha (per second of delay error), RFC 8033 default 0.125.
+    pub alpha: f64,
+    /// PIE's beta (per second of delay trend), RFC 8033 default 1.25.
+    pub beta: f64,
+    /// Bursts shorter than this pass without drops (PIE's MAX_BURST).
+    #[serde(with = "duration_text")]
+    pub max_burst: Duration,
+}
+
+impl Default for EarlyDropPolicy {
+    fn default() -> Self {
+        Self {
+            target: Duration::from_millis(15),
+            update_interval: Duration::from_millis(15),
+            alpha: 0.125,
+            beta: 1.25,
+            max_burst: Duration::from_millis(150),
+        }
+    }
+}
+
+/// `rate: auto`: estimate the bottleneck from one-way-delay probes to a reflector,
+/// after the cake-autorate design: drop fast when delay grows, creep up when the
+/// link is busy and delay stays low.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AutoRatePolicy {
+    /// The reflector (`bauxite reflect`) on the far side of the bottleneck, `ADDR:PORT`.
+    pub reflector: Option<String>,
+    /// The rate assumed at start.
+    pub base_rate: BitRate,
+    /// Never shape below this.
+    pub min_rate: BitRate,
+    /// Never shape above this.
+    pub max_rate: BitRate,
+    /// How often a probe is sent.
+    #[serde(with = "duration_text")]
+    pub probe_interval: Duration,
+    /// Delay growth over the baseline that counts as a queue building up.
+    #[serde(with = "duration_text")]
+    pub delay_threshold: Duration,
+    /// Multiplier applied to the achieved rate on a delay spike (cake-autorate's
+    /// "shaper rate adjust down bufferbloat").
+    pub decrease_factor: f64,
+    /// Multiplier applied per probe while the link is loaded and delay is low.
+    pub increase_factor: f64,
+    /// The shaper is set this fraction under the estimate, so the queue stays here.
+    pub headroom: f64,
+}
+
+impl Default for AutoRatePolicy {
+    fn default() -> Self {
+        Self {
+            reflector: None,
+            base_rate: BitRate::from_bps(10_000_000),
+            min_rate: BitRate::from_bps(500_000),
+            max_rate: BitRate::from_bps(100_000_000),
+            probe_interval: Duration::from_millis(20),
+            delay_threshold: Duration::from_millis(10),
+            decrease_factor: 0.9,
+            increase_factor: 1.02,
+            headroom: 0.9,
+        }
+    }
+}
+
+/// A problem found while checking a profile, with the key it is about.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {message}")]
+pub struct ProfileError {
+    /// Dotted path of the offending key, e.g. `rules[2].lane`.
+    pub key: String,
+    /// The value at that key, when it helps to find it in a file.
+    pub value: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl ProfileError {
+    fn new(key: impl Into<String>, value: Option<String>, message: impl Into<String>) -> Self {
+        Self { key: key.into(), value, message: message.into() }
+    }
+}
+
+/// The names of the built-in profiles.
+pub const BUILTIN_PROFILES: &[&str] = &["robot", "orchestrator"];
+
+impl Profile {
+    /// A built-in profile by name.
+    pub fn builtin(name: &str) -> Option<Profile> {
+        match name {
+            "robot" => Some(Self::robot()),
+            "orchestrator" => Some(Self::orchestrator()),
+            _ => None,
+        }
+    }
+
+    /// Seed 000: UDP 7400 (navigation corrections) and 7401 (steering) are critical,
+    /// UDP 7410 is telemetry, TCP 8080 (video) is bulk and is discarded early when the
+    /// link is congested. Unknown traffic shares the telemetry lane: it must neither
+    /// delay steering nor be thrown away with the video.
+    pub fn robot() -> Profile {
+        let lane = |name: &str, share: f64, drop: bool, limit: u32| Lane {
+            name: name.into(),
+            share,
+            dscp_mark: None,
+            drop_when_congested: drop,
+            queue_limit: limit,
+        };
+        let port_rule = |lane: &str, protocol, first, last| Rule {
+            lane: lane.into(),
+            matches: Match::Port { protocol, ports: PortRange { first, last }, side: PortSide::Either },
+        };
+        Profile {
+            name: "robot".into(),
+            rate: RateSetting::Fixed(BitRate::from_bps(1_500_000)),
+            lanes: vec![
+                lane("critical", 0.3, false, 64),
+                lane("telemetry", 0.2, false, 64),
+                lane("bulk", 0.5, true, 48),
+            ],
+            rules: vec![
+                port_rule("critical", Protocol::Udp, 7400, 7401),
+                port_rule("telemetry", Protocol::Udp, 7410, 7410),
+                port_rule("bulk", Protocol::Tcp, 8080, 8080),
+            ],
+            default_lane: "telemetry".into(),
+            congestion: CongestionPolicy::default(),
+            early_drop: EarlyDropPolicy::default(),
+            auto_rate: AutoRatePolicy::default(),
+        }
+    }
+
+    /// Seed 003: classes by DSCP — control AF42, status AF43, telemetry AF41, bulk CS1,
+    /// everything else background. Strict order as in the seed's 4-band PRIO.
+    pub fn orchestrator() -> Profile {
+        let lane = |name: &str, share: f64, drop: bool| Lane {
+            name: name.into(),
+            share,
+            dscp_mark: None,
+            drop_when_congested: drop,
+            queue_limit: 40,
+        };
+        let dscp_rule = |lane: &str, value| Rule {
+            lane: lane.into(),
+            matches: Match::Dscp(Dscp::new(value).expect("built-in DSCP")),
+        };
+        Profile {
+            name: "orchestrator".into(),
+            rate: RateSetting::Fixed(BitRate::from_bps(10_000_000)),
+            lanes: vec![
+                lane("control", 0.15, false),
+                lane("status", 0.1, false),
+                lane("telemetry", 0.15, false),
+                lane("bulk", 0.3, true),
+                lane("background", 0.3, true),
+            ],
+            rules: vec![
+                dscp_rule("control", 36),
+                dscp_rule("status", 38),
+                dscp_rule("telemetry", 34),
+                dscp_rule("bulk", 8),
+            ],
+            default_lane: "background".into(),
+            congestion: CongestionPolicy::default(),
+            early_drop: EarlyDropPolicy::default(),
+            auto_rate: AutoRatePolicy::default(),
+        }
+    }
+
+    /// The index of the lane called `name`.
+    pub fn lane_index(&self, name: &str) -> Option<usize> {
+        self.lanes.iter().position(|l| l.name == name)
+    }
+
+    /// Checks everything a deserializer cannot: references between keys, ranges, limits.
+    pub fn validate(&self) -> Result<(), ProfileError> {
+        if self.lanes.is_empty() {
+            return Err(ProfileError::new("lanes", None, "a profile needs at least one lane"));
+        }
+        if self.lanes.len() > MAX_LANES {
+            return Err(ProfileError::new(
+                "lanes",
+                None,
+                format!("{} lanes given, at most {MAX_LANES}", self.lanes.len()),
+            ));
+        }
+        let mut names = HashSet::new();
+        let mut total_share = 0.0;
+        for (i, lane) in self.lanes.iter().enumerate() {
+            let key = |k: &str| format!("lanes[{i}].{k}");
+            let valid_name = !lane.name.is_empty()
+                && lane.name.len() <= 32
+                && lane.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid_name {
+                return Err(ProfileError::new(
+                    key("name"),
+                    Some(lane.name.clone()),
+                    "lane names are 1 to 32 letters, digits, `_` or `-`",
+                ));
+            }
+            if !names.insert(lane.name.as_str()) {
+                return Err(ProfileError::new(
+                    key("name"),
+                    Some(lane.name.clone()),
+                    format!("lane `{}` is defined twice", lane.name),
+                ));
+            }
+            if !(lane.share > 0.0 && lane.share <= 1.0) {
+                return Err(ProfileError::new(
+                    key("share"),
+                    Some(lane.share.to_string()),
+                    format!("share {} is not in (0, 1]", lane.share),
+                ));
+            }
+            if lane.queue_limit == 0 {
+                return Err(ProfileError::new(
+                    key("queue_limit"),
+                    Some("0".into()),
+                    "a lane's queue must hold at least one packet",
+                ));
+            }
+            total_share += lane.share;
+        }
+        if total_share > 1.0 + 1e-9 {
+            return Err(ProfileError::new(
+                "lanes",
+                None,
+                format!("lane shares add up to {total_share:.3}; the guaranteed shares cannot exceed the link (1.0)"),
+            ));
+        }
+        if self.rules.len() > MAX_RULES {
+            return Err(ProfileError::new(
+                "rules",
+                None,
+                format!("{} rules given, at most {MAX_RULES}", self.rules.len()),
+            ));
+        }
+        for (i, rule) in self.rules.iter().enumerate() {
+            if self.lane_index(&rule.lane).is_none() {
+                return Err(ProfileError::new(
+                    format!("rules[{i}].lane"),
+                    Some(rule.lane.clone()),
+                    format!("no lane is called `{}`", rule.lane),
+                ));
+            }
+        }
+        if self.lane_index(&self.default_lane).is_none() {
+            return Err(ProfileError::new(
+                "default_lane",
+                Some(self.default_lane.clone()),
+                format!("no lane is called `{}`", self.default_lane),
+            ));
+        }
+        let ed = &self.early_drop;
+        for (k, v) in [("early_drop.alpha", ed.alpha), ("early_drop.beta", ed.beta)] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(ProfileError::new(k, Some(v.to_string()), "must be a non-negative number"));
+            }
+        }
+        let ar = &self.auto_rate;
+        if ar.min_rate > ar.max_rate {
+            return Err(ProfileError::new(
+                "auto_rate.min_rate",
+                Some(ar.min_rate.to_string()),
+                "is above auto_rate.max_rate",
+            ));
+        }
+        if !(ar.min_rate..=ar.max_rate).contains(&ar.base_rate) {
+            return Err(ProfileError::new(
+                "auto_rate.base_rate",
+                Some(ar.base_rate.to_string()),
+                "must lie between auto_rate.min_rate and auto_rate.max_rate",
+            ));
+        }
+        for (k, v, lo, hi) in [
+            ("auto_rate.decrease_factor", ar.decrease_factor, 0.0, 1.0),
+            ("auto_rate.increase_factor", ar.increase_factor, 1.0, 2.0),
+            ("auto_rate.headroom", ar.headroom, 0.0, 1.0),
+        ] {
+            if !(v > lo && v <= hi) {
+                return Err(ProfileError::new(k, Some(v.to_string()), format!("must be in ({lo}, {hi}]")));
+            }
+        }
+        if self.rate == RateSetting::Auto && ar.reflector.is_none() {
+            return Err(ProfileError::new(
+                "auto_rate.reflector",
+                None,
+                "`rate: auto` needs the address of a reflector (`bauxite reflect` on the far side), e.g. 10.0.0.2:7399",
+            ));
+        }
+        if let Some(r) = &ar.reflector
+            && r.parse::<std::net::SocketAddr>().is_err()
+        {
+            return Err(ProfileError::new("auto_rate.reflector", Some(r.clone()), format!("`{r}` is not ADDR:PORT")));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_are_valid_and_follow_the_seeds() {
+        for name in BUILTIN_PROFILES {
+            Profile::builtin(name).unwrap().validate().unwrap();
+        }
+        let robot = Profile::robot();
+        assert_eq!(robot.lanes.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["critical", "telemetry", "bulk"]);
+        assert!(robot.lanes[2].drop_when_congested && !robot.lanes[0].drop_when_congested);
+        let orch = Profile::orchestrator();
+        let dscp_of = |lane: &str| {
+            orch.rules.iter().find_map(|r| match r.matches {
+                Match::Dscp(d) if r.lane == lane => Some(d.value()),
+                _ => None,
+            })
+        };
+        assert_eq!(
+            [dscp_of("control"), dscp_of("status"), dscp_of("telemetry"), dscp_of("bulk")],
+            [Some(36), Some(38), Some(34), Some(8)]
+        );
+    }
+
+    #[test]
+    fn validation_names_the_key() {
+        let mut p = Profile::robot();
+        p.rules[1].lane = "nonesuch".into();
+        assert_eq!(p.validate().unwrap_err().key, "rules[1].lane");
+
+        let mut p = Profile::robot();
+        p.lanes[0].share = 0.9;
+        assert!(p.validate().unwrap_err().message.contains("add up"));
+
+        let mut p = Profile::robot();
+        p.lanes[1].name = "critical".into();
+        assert_eq!(p.validate().unwrap_err().key, "lanes[1].name");
+
+        let mut p = Profile::robot();
+        p.rate = RateSetting::Auto;
+        assert_eq!(p.validate().unwrap_err().key, "auto_rate.reflector");
+        p.auto_rate.reflector = Some("10.0.0.2:7399".into());
+        p.validate().unwrap();
+    }
+}
