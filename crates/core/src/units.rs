@@ -120,7 +120,7 @@ impl fmt::Display for BitRate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let bps = self.0;
         for (unit, scale) in [("gbit", 1_000_000_000), ("mbit", 1_000_000), ("kbit", 1_000)] {
-            if bps >= scale && bps % scale == 0 {
+            if bps >= scale && bps.is_multiple_of(scale) {
                 return write!(f, "{}{unit}", bps / scale);
             }
         }
@@ -149,11 +149,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
 /// Formats a duration the way [`parse_duration`] reads it back.
 pub fn format_duration(d: Duration) -> String {
     let ns = d.as_nanos();
-    if ns % 1_000_000_000 == 0 {
+    if ns.is_multiple_of(1_000_000_000) {
         format!("{}s", ns / 1_000_000_000)
-    } else if ns % 1_000_000 == 0 {
+    } else if ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
-    } else if ns % 1_000 == 0 {
+    } else if ns.is_multiple_of(1_000) {
         format!("{}us", ns / 1_000)
     } else {
         format!("{ns}ns")
