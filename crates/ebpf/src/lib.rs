@@ -1,0 +1,367 @@
+//! Bauxite's kernel programs and their loader.
+//!
+//! The programs are C (`src/bpf/*.bpf.c`), compiled by clang in `build.rs` and
+//! embedded in this crate; [`Datapath`] loads them with aya, attaches them and gives
+//! typed access to their maps ([`Maps`]). The map types in [`maps`] mirror
+//! `src/bpf/bauxite.h`, checked at build time.
+//!
+//! Kernel requirements: tc egress programs on any kernel with clsact (4.5+); on 6.6+
+//! they are attached with tcx links, which the kernel removes when the process that
+//! holds them dies. XDP links need 5.9+. The programs use bounded loops (5.3+).
+#![deny(missing_docs)]
+
+pub mod craft;
+pub mod maps;
+
+use std::path::{Path, PathBuf};
+
+use aya::maps::{Array, Map, MapData, PerCpuArray};
+use aya::programs::links::LinkError;
+use aya::programs::tc::{SchedClassifierLinkId, TcAttachType};
+use aya::programs::xdp::XdpLinkId;
+use aya::programs::xdp::XdpMode;
+use aya::programs::{SchedClassifier, TestRun, TestRunOptions, Xdp};
+use aya::{Ebpf, EbpfLoader};
+
+pub use maps::{Control, LanePolicy, LaneStats, MAX_LANES, MAX_RULES, Rule, RuleSet, STATS_UNMANAGED};
+
+/// The compiled kernel programs.
+static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/bauxite.bpf.o"));
+
+/// Name of the tc egress classifier in the object.
+pub const TC_PROGRAM: &str = "bauxite_tc";
+/// Name of the XDP gateway program in the object.
+pub const XDP_PROGRAM: &str = "bauxite_xdp";
+/// `TC_ACT_UNSPEC`: the classifier's "pass, let the next program decide".
+pub const TC_ACT_UNSPEC: i32 = -1;
+/// `TC_ACT_SHOT`: the classifier discarded the packet.
+pub const TC_ACT_SHOT: i32 = 2;
+
+const MAP_RULES: &str = "bx_rules";
+const MAP_LANES: &str = "bx_lanes";
+const MAP_CONTROL: &str = "bx_control";
+const MAP_STATS: &str = "bx_stats";
+const MAP_GATEWAY_STATS: &str = "bx_gateway_stats";
+
+/// Errors of loading, attaching and using the kernel programs.
+#[derive(Debug, thiserror::Error)]
+pub enum DatapathError {
+    /// The object or a program could not be loaded (verifier, permissions, kernel support).
+    #[error("loading the eBPF programs failed: {0} (are you root, with CAP_BPF and CAP_NET_ADMIN?)")]
+    Load(#[from] aya::EbpfError),
+    /// A program operation failed.
+    #[error("eBPF program `{program}`: {source}")]
+    Program {
+        /// Which program.
+        program: &'static str,
+        /// Why.
+        source: aya::programs::ProgramError,
+    },
+    /// A map operation failed.
+    #[error("eBPF map `{map}`: {source}")]
+    Map {
+        /// Which map.
+        map: &'static str,
+        /// Why.
+        source: aya::maps::MapError,
+    },
+    /// Pinning a map to bpffs failed.
+    #[error("pinning eBPF map `{map}` at {path}: {source}")]
+    Pin {
+        /// Which map.
+        map: &'static str,
+        /// Where.
+        path: PathBuf,
+        /// Why.
+        source: aya::pin::PinError,
+    },
+    /// A map expected in the object is missing or of the wrong type.
+    #[error("eBPF map `{0}` missing from the object or of an unexpected type")]
+    MissingMap(&'static str),
+    /// The interface does not exist.
+    #[error("no network interface called `{0}`")]
+    NoSuchInterface(String),
+}
+
+/// How the egress classifier is attached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcAttachMode {
+    /// A tcx link (Linux 6.6+): detached by the kernel when its owner dies.
+    Tcx,
+    /// A clsact filter (older kernels): outlives its owner, so the programs' lease
+    /// makes it step aside, and `bauxite down` removes it.
+    Clsact,
+}
+
+/// Typed handles to the kernel maps, whether owned by a loaded [`Datapath`] or
+/// opened from their pins by a process that did not load them (`bauxite status`).
+pub struct Maps {
+    rules: Array<MapData, RuleSet>,
+    lanes: Array<MapData, LanePolicy>,
+    control: Array<MapData, Control>,
+    stats: PerCpuArray<MapData, LaneStats>,
+    gateway_stats: PerCpuArray<MapData, LaneStats>,
+}
+
+fn map_err(map: &'static str) -> impl Fn(aya::maps::MapError) -> DatapathError {
+    move |source| DatapathError::Map { map, source }
+}
+
+impl Maps {
+    /// Takes the maps out of a loaded object, pinning each under `pin_dir` (which must
+    /// exist on bpffs) so that the counters outlive the daemon for `bauxite status`.
+    fn from_ebpf(ebpf: &mut Ebpf, pin_dir: Option<&Path>) -> Result<Self, DatapathError> {
+        let mut take = |name: &'static str| -> Result<Map, DatapathError> {
+            let map = ebpf.take_map(name).ok_or(DatapathError::MissingMap(name))?;
+            if let Some(dir) = pin_dir {
+                let path = dir.join(name);
+                map.pin(&path).map_err(|source| DatapathError::Pin { map: name, path, source })?;
+            }
+            Ok(map)
+        };
+        let (rules, lanes, control, stats, gateway) =
+            (take(MAP_RULES)?, take(MAP_LANES)?, take(MAP_CONTROL)?, take(MAP_STATS)?, take(MAP_GATEWAY_STATS)?);
+        Self::from_maps(rules, lanes, control, stats, gateway)
+    }
+
+    fn from_maps(rules: Map, lanes: Map, control: Map, stats: Map, gateway: Map) -> Result<Self, DatapathError> {
+        Ok(Self {
+            rules: Array::try_from(rules).map_err(map_err(MAP_RULES))?,
+            lanes: Array::try_from(lanes).map_err(map_err(MAP_LANES))?,
+            control: Array::try_from(control).map_err(map_err(MAP_CONTROL))?,
+            stats: PerCpuArray::try_from(stats).map_err(map_err(MAP_STATS))?,
+            gateway_stats: PerCpuArray::try_from(gateway).map_err(map_err(MAP_GATEWAY_STATS))?,
+        })
+    }
+
+    /// Opens the maps a [`Datapath`] pinned in `dir`.
+    pub fn from_pins(dir: &Path) -> Result<Self, DatapathError> {
+        let open = |name: &'static str| MapData::from_pin(dir.join(name)).map_err(map_err(name));
+        Self::from_maps(
+            Map::Array(open(MAP_RULES)?),
+            Map::Array(open(MAP_LANES)?),
+            Map::Array(open(MAP_CONTROL)?),
+            Map::PerCpuArray(open(MAP_STATS)?),
+            Map::PerCpuArray(open(MAP_GATEWAY_STATS)?),
+        )
+    }
+
+    /// Replaces every rule at once.
+    pub fn set_rules(&mut self, rules: &RuleSet) -> Result<(), DatapathError> {
+        self.rules.set(0, rules, 0).map_err(map_err(MAP_RULES))
+    }
+
+    /// The rules in force.
+    pub fn rules(&self) -> Result<RuleSet, DatapathError> {
+        self.rules.get(&0, 0).map_err(map_err(MAP_RULES))
+    }
+
+    /// Sets one lane's policy.
+    pub fn set_lane(&mut self, index: usize, lane: &LanePolicy) -> Result<(), DatapathError> {
+        self.lanes.set(index as u32, lane, 0).map_err(map_err(MAP_LANES))
+    }
+
+    /// One lane's policy.
+    pub fn lane(&self, index: usize) -> Result<LanePolicy, DatapathError> {
+        self.lanes.get(&(index as u32), 0).map_err(map_err(MAP_LANES))
+    }
+
+    /// Writes the control block.
+    pub fn set_control(&mut self, control: &Control) -> Result<(), DatapathError> {
+        self.control.set(0, control, 0).map_err(map_err(MAP_CONTROL))
+    }
+
+    /// The control block.
+    pub fn control(&self) -> Result<Control, DatapathError> {
+        self.control.get(&0, 0).map_err(map_err(MAP_CONTROL))
+    }
+
+    /// Egress counters per stats slot (lanes, then [`STATS_UNMANAGED`]), summed over CPUs.
+    pub fn stats(&self) -> Result<Vec<LaneStats>, DatapathError> {
+        sum_per_cpu(&self.stats, MAP_STATS)
+    }
+
+    /// The XDP gateway program's counters per stats slot, summed over CPUs.
+    pub fn gateway_stats(&self) -> Result<Vec<LaneStats>, DatapathError> {
+        sum_per_cpu(&self.gateway_stats, MAP_GATEWAY_STATS)
+    }
+}
+
+fn sum_per_cpu(map: &PerCpuArray<MapData, LaneStats>, name: &'static str) -> Result<Vec<LaneStats>, DatapathError> {
+    (0..=STATS_UNMANAGED as u32)
+        .map(|slot| {
+            let per_cpu = map.get(&slot, 0).map_err(map_err(name))?;
+            Ok(per_cpu.iter().fold(LaneStats::default(), |acc, s| acc + *s))
+        })
+        .collect()
+}
+
+/// The outcome of running the classifier once on a crafted packet.
+#[derive(Clone, Debug)]
+pub struct TestRunOutcome {
+    /// The program's return code ([`TC_ACT_UNSPEC`] to pass, [`TC_ACT_SHOT`] to drop).
+    pub verdict: i32,
+    /// `skb->priority` after the program ran.
+    pub priority: u32,
+    /// The packet as the program left it.
+    pub packet: Vec<u8>,
+    /// Mean run time per repetition as the kernel measured it.
+    pub nanos_per_run: u64,
+}
+
+/// Offset of `priority` in `struct __sk_buff` (stable UAPI).
+const SKB_CTX_PRIORITY_OFFSET: usize = 32;
+/// The context passed in: the fields up to and including `priority`, all zero.
+const SKB_CTX_IN_LEN: usize = 36;
+/// The kernel writes its whole `struct __sk_buff` back (192 bytes on 6.x) and
+/// fails with ENOSPC if the buffer is smaller; leave room for growth.
+const SKB_CTX_OUT_LEN: usize = 512;
+
+/// The loaded kernel programs and their maps.
+pub struct Datapath {
+    ebpf: Ebpf,
+    /// The maps, shared by both programs.
+    pub maps: Maps,
+    tc_link: Option<(String, SchedClassifierLinkId)>,
+    xdp_link: Option<(String, XdpLinkId)>,
+}
+
+impl Datapath {
+    /// Loads both programs into the kernel (the verifier runs here) and creates their
+    /// maps, pinned under `pin_dir` when given.
+    pub fn load(pin_dir: Option<&Path>) -> Result<Self, DatapathError> {
+        let mut ebpf = EbpfLoader::new().load(OBJECT)?;
+        for name in [TC_PROGRAM, XDP_PROGRAM] {
+            let program = ebpf.program_mut(name).ok_or(DatapathError::MissingMap(name))?;
+            let result = match program {
+                aya::programs::Program::SchedClassifier(p) => p.load(),
+                aya::programs::Program::Xdp(p) => p.load(),
+                _ => return Err(DatapathError::MissingMap(name)),
+            };
+            result.map_err(|source| DatapathError::Program { program: name_of(name), source })?;
+        }
+        let maps = Maps::from_ebpf(&mut ebpf, pin_dir)?;
+        Ok(Self { ebpf, maps, tc_link: None, xdp_link: None })
+    }
+
+    fn classifier(&mut self) -> &mut SchedClassifier {
+        self.ebpf.program_mut(TC_PROGRAM).and_then(|p| p.try_into().ok()).expect("checked at load")
+    }
+
+    fn xdp(&mut self) -> &mut Xdp {
+        self.ebpf.program_mut(XDP_PROGRAM).and_then(|p| p.try_into().ok()).expect("checked at load")
+    }
+
+    /// Attaches the classifier to `iface`'s egress: with tcx where the kernel has it
+    /// (6.6+), else as a clsact filter (adding the clsact qdisc if missing).
+    pub fn attach_egress(&mut self, iface: &str) -> Result<TcAttachMode, DatapathError> {
+        check_interface(iface)?;
+        let mode = if kernel_has_tcx() {
+            TcAttachMode::Tcx
+        } else {
+            // An existing clsact qdisc is fine: other filters keep working beside ours.
+            let _ = aya::programs::tc::qdisc_add_clsact(iface);
+            TcAttachMode::Clsact
+        };
+        let link = self
+            .classifier()
+            .attach(iface, TcAttachType::Egress)
+            .map_err(|source| DatapathError::Program { program: TC_PROGRAM, source })?;
+        self.tc_link = Some((iface.to_string(), link));
+        Ok(mode)
+    }
+
+    /// Attaches the gateway program to `iface`'s ingress, in driver mode where the
+    /// driver supports it and in generic (skb) mode otherwise.
+    pub fn attach_xdp(&mut self, iface: &str) -> Result<(), DatapathError> {
+        check_interface(iface)?;
+        let xdp = self.xdp();
+        let link = xdp
+            .attach(iface, XdpMode::Driver)
+            .or_else(|_| xdp.attach(iface, XdpMode::Skb))
+            .map_err(|source| DatapathError::Program { program: XDP_PROGRAM, source })?;
+        self.xdp_link = Some((iface.to_string(), link));
+        Ok(())
+    }
+
+    /// Detaches both programs (dropping the [`Datapath`] does the same).
+    pub fn detach(&mut self) -> Result<(), DatapathError> {
+        if let Some((_, link)) = self.tc_link.take() {
+            self.classifier().detach(link).map_err(|source| DatapathError::Program { program: TC_PROGRAM, source })?;
+        }
+        if let Some((_, link)) = self.xdp_link.take() {
+            self.xdp().detach(link).map_err(|source| DatapathError::Program { program: XDP_PROGRAM, source })?;
+        }
+        Ok(())
+    }
+
+    /// Runs the classifier `repeat` times on `packet` (an Ethernet frame, or an IP
+    /// packet when the control block says the device has no L2 header) through
+    /// `BPF_PROG_TEST_RUN`, without any interface.
+    pub fn run_classifier(&mut self, packet: &[u8], repeat: u32) -> Result<TestRunOutcome, DatapathError> {
+        let mut out = vec![0u8; packet.len() + 256];
+        let ctx_in = [0u8; SKB_CTX_IN_LEN];
+        let mut ctx_out = [0u8; SKB_CTX_OUT_LEN];
+        let result = self
+            .classifier()
+            .test_run(TestRunOptions {
+                data_in: Some(packet),
+                data_out: Some(&mut out),
+                ctx_in: Some(&ctx_in),
+                ctx_out: Some(&mut ctx_out),
+                repeat,
+                ..Default::default()
+            })
+            .map_err(|source| DatapathError::Program { program: TC_PROGRAM, source })?;
+        out.truncate(result.data_size_out as usize);
+        let p = SKB_CTX_PRIORITY_OFFSET;
+        Ok(TestRunOutcome {
+            verdict: result.return_value as i32,
+            priority: u32::from_ne_bytes(ctx_out[p..p + 4].try_into().expect("4 bytes")),
+            packet: out,
+            nanos_per_run: result.duration.as_nanos() as u64,
+        })
+    }
+
+    /// Runs the XDP program once on `frame`; returns its action (1 drop, 2 pass).
+    pub fn run_xdp(&mut self, frame: &[u8]) -> Result<u32, DatapathError> {
+        let result = self
+            .xdp()
+            .test_run(TestRunOptions { data_in: Some(frame), repeat: 1, ..Default::default() })
+            .map_err(|source| DatapathError::Program { program: XDP_PROGRAM, source })?;
+        Ok(result.return_value)
+    }
+}
+
+fn name_of(name: &str) -> &'static str {
+    if name == TC_PROGRAM { TC_PROGRAM } else { XDP_PROGRAM }
+}
+
+fn check_interface(iface: &str) -> Result<(), DatapathError> {
+    if Path::new("/sys/class/net").join(iface).exists() {
+        Ok(())
+    } else {
+        Err(DatapathError::NoSuchInterface(iface.to_string()))
+    }
+}
+
+/// Whether the running kernel attaches tc programs with tcx links (Linux 6.6+).
+pub fn kernel_has_tcx() -> bool {
+    aya::util::KernelVersion::current().is_ok_and(|v| v >= aya::util::KernelVersion::new(6, 6, 0))
+}
+
+/// The current `CLOCK_MONOTONIC` time, the clock `bpf_ktime_get_ns` reads.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    #[allow(unsafe_code)]
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Whether an error means the object was not found (for idempotent cleanup).
+pub fn is_not_found(e: &LinkError) -> bool {
+    matches!(e, LinkError::SyscallError(s) if s.io_error.kind() == std::io::ErrorKind::NotFound)
+}
