@@ -13,10 +13,9 @@
 pub mod craft;
 pub mod maps;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use aya::maps::{Array, Map, MapData, PerCpuArray};
-use aya::programs::links::LinkError;
+use aya::maps::{Array, MapData, PerCpuArray};
 use aya::programs::tc::{SchedClassifierLinkId, TcAttachType};
 use aya::programs::xdp::XdpLinkId;
 use aya::programs::xdp::XdpMode;
@@ -65,16 +64,6 @@ pub enum DatapathError {
         /// Why.
         source: aya::maps::MapError,
     },
-    /// Pinning a map to bpffs failed.
-    #[error("pinning eBPF map `{map}` at {path}: {source}")]
-    Pin {
-        /// Which map.
-        map: &'static str,
-        /// Where.
-        path: PathBuf,
-        /// Why.
-        source: aya::pin::PinError,
-    },
     /// A map expected in the object is missing or of the wrong type.
     #[error("eBPF map `{0}` missing from the object or of an unexpected type")]
     MissingMap(&'static str),
@@ -93,8 +82,7 @@ pub enum TcAttachMode {
     Clsact,
 }
 
-/// Typed handles to the kernel maps, whether owned by a loaded [`Datapath`] or
-/// opened from their pins by a process that did not load them (`bauxite status`).
+/// Typed handles to the kernel maps of a loaded [`Datapath`].
 pub struct Maps {
     rules: Array<MapData, RuleSet>,
     lanes: Array<MapData, LanePolicy>,
@@ -108,42 +96,16 @@ fn map_err(map: &'static str) -> impl Fn(aya::maps::MapError) -> DatapathError {
 }
 
 impl Maps {
-    /// Takes the maps out of a loaded object, pinning each under `pin_dir` (which must
-    /// exist on bpffs) so that the counters outlive the daemon for `bauxite status`.
-    fn from_ebpf(ebpf: &mut Ebpf, pin_dir: Option<&Path>) -> Result<Self, DatapathError> {
-        let mut take = |name: &'static str| -> Result<Map, DatapathError> {
-            let map = ebpf.take_map(name).ok_or(DatapathError::MissingMap(name))?;
-            if let Some(dir) = pin_dir {
-                let path = dir.join(name);
-                map.pin(&path).map_err(|source| DatapathError::Pin { map: name, path, source })?;
-            }
-            Ok(map)
-        };
-        let (rules, lanes, control, stats, gateway) =
-            (take(MAP_RULES)?, take(MAP_LANES)?, take(MAP_CONTROL)?, take(MAP_STATS)?, take(MAP_GATEWAY_STATS)?);
-        Self::from_maps(rules, lanes, control, stats, gateway)
-    }
-
-    fn from_maps(rules: Map, lanes: Map, control: Map, stats: Map, gateway: Map) -> Result<Self, DatapathError> {
+    /// Takes the maps out of a loaded object.
+    fn from_ebpf(ebpf: &mut Ebpf) -> Result<Self, DatapathError> {
+        let mut take = |name: &'static str| ebpf.take_map(name).ok_or(DatapathError::MissingMap(name));
         Ok(Self {
-            rules: Array::try_from(rules).map_err(map_err(MAP_RULES))?,
-            lanes: Array::try_from(lanes).map_err(map_err(MAP_LANES))?,
-            control: Array::try_from(control).map_err(map_err(MAP_CONTROL))?,
-            stats: PerCpuArray::try_from(stats).map_err(map_err(MAP_STATS))?,
-            gateway_stats: PerCpuArray::try_from(gateway).map_err(map_err(MAP_GATEWAY_STATS))?,
+            rules: Array::try_from(take(MAP_RULES)?).map_err(map_err(MAP_RULES))?,
+            lanes: Array::try_from(take(MAP_LANES)?).map_err(map_err(MAP_LANES))?,
+            control: Array::try_from(take(MAP_CONTROL)?).map_err(map_err(MAP_CONTROL))?,
+            stats: PerCpuArray::try_from(take(MAP_STATS)?).map_err(map_err(MAP_STATS))?,
+            gateway_stats: PerCpuArray::try_from(take(MAP_GATEWAY_STATS)?).map_err(map_err(MAP_GATEWAY_STATS))?,
         })
-    }
-
-    /// Opens the maps a [`Datapath`] pinned in `dir`.
-    pub fn from_pins(dir: &Path) -> Result<Self, DatapathError> {
-        let open = |name: &'static str| MapData::from_pin(dir.join(name)).map_err(map_err(name));
-        Self::from_maps(
-            Map::Array(open(MAP_RULES)?),
-            Map::Array(open(MAP_LANES)?),
-            Map::Array(open(MAP_CONTROL)?),
-            Map::PerCpuArray(open(MAP_STATS)?),
-            Map::PerCpuArray(open(MAP_GATEWAY_STATS)?),
-        )
     }
 
     /// Replaces every rule at once.
@@ -227,9 +189,8 @@ pub struct Datapath {
 }
 
 impl Datapath {
-    /// Loads both programs into the kernel (the verifier runs here) and creates their
-    /// maps, pinned under `pin_dir` when given.
-    pub fn load(pin_dir: Option<&Path>) -> Result<Self, DatapathError> {
+    /// Loads both programs into the kernel (the verifier runs here) and creates their maps.
+    pub fn load() -> Result<Self, DatapathError> {
         let mut ebpf = EbpfLoader::new().load(OBJECT)?;
         for name in [TC_PROGRAM, XDP_PROGRAM] {
             let program = ebpf.program_mut(name).ok_or(DatapathError::MissingMap(name))?;
@@ -240,7 +201,7 @@ impl Datapath {
             };
             result.map_err(|source| DatapathError::Program { program: name_of(name), source })?;
         }
-        let maps = Maps::from_ebpf(&mut ebpf, pin_dir)?;
+        let maps = Maps::from_ebpf(&mut ebpf)?;
         Ok(Self { ebpf, maps, tc_link: None, xdp_link: None })
     }
 
@@ -361,7 +322,8 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// Whether an error means the object was not found (for idempotent cleanup).
-pub fn is_not_found(e: &LinkError) -> bool {
-    matches!(e, LinkError::SyscallError(s) if s.io_error.kind() == std::io::ErrorKind::NotFound)
+/// Removes a classifier left attached as a clsact filter on `iface`'s egress (by a
+/// daemon that died on a kernel without tcx); true if there was one.
+pub fn detach_clsact_filter(iface: &str) -> bool {
+    aya::programs::tc::qdisc_detach_program(iface, TcAttachType::Egress, TC_PROGRAM).is_ok()
 }

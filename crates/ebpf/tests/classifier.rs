@@ -20,7 +20,7 @@ fn port_rule(lane: u32, proto: u8, first: u16, last: u16) -> Rule {
 /// The robot profile's rules (lanes 0 critical, 1 telemetry, 2 bulk) plus a DSCP lane 3,
 /// with a live lease.
 fn robot_datapath() -> Datapath {
-    let mut dp = Datapath::load(None).expect("load the programs");
+    let mut dp = Datapath::load().expect("load the programs");
     let mut set = RuleSet { count: 4, default_lane: 1, ..Default::default() };
     set.rules[0] = port_rule(0, UDP, 7400, 7401);
     set.rules[1] = port_rule(1, UDP, 7410, 7410);

@@ -117,10 +117,7 @@ impl PieController {
     /// than two packets wait.
     pub fn effective_probability(&self, backlog_packets: u64) -> f64 {
         let half = self.config.target / 2;
-        if !self.burst_allowance.is_zero()
-            || (self.qdelay_old < half && self.drop_prob < 0.2)
-            || backlog_packets < 2
-        {
+        if !self.burst_allowance.is_zero() || (self.qdelay_old < half && self.drop_prob < 0.2) || backlog_packets < 2 {
             0.0
         } else {
             self.drop_prob

@@ -1,0 +1,49 @@
+//! The kernel shaper: puts a [`Profile`](bauxite_core::Profile) on a network
+//! interface and keeps critical lanes fast when the link saturates.
+//!
+//! On the interface's egress it installs an HTB tree with one class per lane
+//! (critical first, with a guaranteed share; bulk last) and the eBPF classifier
+//! that steers every packet into its lane's class. A control loop reads the lanes'
+//! backlog and departure rate over netlink, decides when the link is congested (with
+//! hysteresis), and sets the early-drop probability of droppable lanes with the PIE
+//! control law, which the classifier applies before the packet is queued.
+//!
+//! Fail-open: the kernel programs obey the daemon only while it renews a lease; the
+//! HTB's default class is unshaped, so packets the classifier no longer steers flow
+//! at the interface's speed. tcx links disappear with the daemon's process.
+#![deny(missing_docs)]
+
+pub mod class_stats;
+pub mod controller;
+pub mod daemon;
+pub mod plan;
+pub mod state;
+pub mod tc;
+
+pub use daemon::{DownReport, StatusReport, UpOptions, down, run_up, status};
+
+/// Why the shaper could not do what it was asked. Each names what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum ShaperError {
+    /// Not running as root.
+    #[error("{0}: run it as root (it needs CAP_BPF and CAP_NET_ADMIN)")]
+    NotRoot(String),
+    /// The interface does not exist (in this network namespace).
+    #[error("no network interface called `{0}` in this network namespace")]
+    NoSuchInterface(String),
+    /// The profile is invalid.
+    #[error("invalid profile: {0}")]
+    Profile(bauxite_core::ProfileError),
+    /// A feature this build cannot provide.
+    #[error("{0}")]
+    Unsupported(String),
+    /// Loading or driving the eBPF programs failed.
+    #[error(transparent)]
+    Datapath(#[from] bauxite_ebpf::DatapathError),
+    /// A `tc`/`ip` command failed.
+    #[error(transparent)]
+    Command(#[from] tc::CommandError),
+    /// An I/O error, with what was being done.
+    #[error("{0}: {1}")]
+    Io(String, std::io::Error),
+}

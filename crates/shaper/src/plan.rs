@@ -1,0 +1,116 @@
+//! What a profile becomes on an interface: an HTB tree and the classifier's tables.
+
+use bauxite_core::{BitRate, Match, PortSide, Profile};
+use bauxite_ebpf::maps::{RULE_DSCP, RULE_PORT, SIDE_DST, SIDE_SRC};
+use bauxite_ebpf::{LanePolicy, Rule, RuleSet};
+
+use crate::tc::{FIRST_LANE_MINOR, HTB_MAJOR, HtbLeaf, HtbTree, classid};
+
+/// The HTB class minor of lane `index`.
+pub fn lane_minor(index: usize) -> u16 {
+    FIRST_LANE_MINOR + index as u16
+}
+
+/// The HTB tree for `profile` at `rate` on `iface`: lane `i` guaranteed `share·rate`,
+/// all lanes allowed to borrow up to `rate`, served in lane order when borrowing.
+pub fn htb_tree(profile: &Profile, iface: &str, rate: BitRate) -> HtbTree {
+    let leaves = profile
+        .lanes
+        .iter()
+        .enumerate()
+        .map(|(i, lane)| HtbLeaf {
+            minor: lane_minor(i),
+            rate: rate.scaled(lane.share),
+            ceil: rate,
+            prio: i.min(7) as u8,
+            limit_packets: lane.queue_limit,
+        })
+        .collect();
+    HtbTree { iface: iface.to_string(), rate, leaves }
+}
+
+/// The classifier's rule table for `profile` (which must be valid).
+pub fn rule_set(profile: &Profile) -> RuleSet {
+    let lane = |name: &str| profile.lane_index(name).expect("validated profile") as u32;
+    let mut set =
+        RuleSet { count: profile.rules.len() as u32, default_lane: lane(&profile.default_lane), ..Default::default() };
+    for (slot, rule) in set.rules.iter_mut().zip(&profile.rules) {
+        *slot = match rule.matches {
+            Match::Port { protocol, ports, side } => Rule {
+                port_first: ports.first,
+                port_last: ports.last,
+                kind: RULE_PORT,
+                ip_proto: protocol.ip_proto(),
+                side: match side {
+                    PortSide::Dst => SIDE_DST,
+                    PortSide::Src => SIDE_SRC,
+                    PortSide::Either => SIDE_DST | SIDE_SRC,
+                },
+                dscp: 0,
+                lane: lane(&rule.lane),
+            },
+            Match::Dscp(d) => Rule { kind: RULE_DSCP, dscp: d.value(), lane: lane(&rule.lane), ..Default::default() },
+        };
+    }
+    set
+}
+
+/// The classifier's per-lane policy for lane `index` (drop probability starts at 0).
+pub fn lane_policy(profile: &Profile, index: usize) -> LanePolicy {
+    let lane = &profile.lanes[index];
+    LanePolicy {
+        priority: classid(HTB_MAJOR, lane_minor(index)),
+        drop_prob: 0,
+        mark_dscp: u8::from(lane.dscp_mark.is_some()),
+        dscp: lane.dscp_mark.map_or(0, |d| d.value()),
+        droppable: u8::from(lane.drop_when_congested),
+        ..Default::default()
+    }
+}
+
+/// A probability in [0, 1] as the classifier's fraction of `u32::MAX`.
+pub fn probability_to_u32(p: f64) -> u32 {
+    (p.clamp(0.0, 1.0) * f64::from(u32::MAX)).round() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_robot_profile_becomes_three_htb_lanes_and_three_rules() {
+        let p = Profile::robot();
+        let tree = htb_tree(&p, "eth0", BitRate::from_bps(1_500_000));
+        let rates: Vec<u64> = tree.leaves.iter().map(|l| l.rate.bps()).collect();
+        assert_eq!(rates, [450_000, 300_000, 750_000]);
+        assert!(tree.leaves.iter().all(|l| l.ceil.bps() == 1_500_000));
+        assert_eq!(tree.leaves.iter().map(|l| l.prio).collect::<Vec<_>>(), [0, 1, 2]);
+
+        let rules = rule_set(&p);
+        assert_eq!((rules.count, rules.default_lane), (3, 1));
+        assert_eq!((rules.rules[0].port_first, rules.rules[0].port_last, rules.rules[0].ip_proto), (7400, 7401, 17));
+        assert_eq!((rules.rules[2].port_first, rules.rules[2].ip_proto, rules.rules[2].lane), (8080, 6, 2));
+
+        assert_eq!(lane_policy(&p, 0).priority, 0x00ba_0010);
+        assert_eq!(lane_policy(&p, 2).droppable, 1);
+        assert_eq!(lane_policy(&p, 0).droppable, 0);
+    }
+
+    #[test]
+    fn dscp_rules_and_marks_carry_over() {
+        let mut p = Profile::orchestrator();
+        p.lanes[0].dscp_mark = bauxite_core::Dscp::new(46);
+        let rules = rule_set(&p);
+        assert_eq!((rules.rules[0].kind, rules.rules[0].dscp, rules.rules[0].lane), (RULE_DSCP, 36, 0));
+        let lane = lane_policy(&p, 0);
+        assert_eq!((lane.mark_dscp, lane.dscp), (1, 46));
+    }
+
+    #[test]
+    fn probabilities_scale_to_u32() {
+        assert_eq!(probability_to_u32(0.0), 0);
+        assert_eq!(probability_to_u32(1.0), u32::MAX);
+        assert_eq!(probability_to_u32(2.0), u32::MAX);
+        assert!((probability_to_u32(0.5) as i64 - (u32::MAX / 2) as i64).abs() <= 1);
+    }
+}

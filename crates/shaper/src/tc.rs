@@ -1,0 +1,260 @@
+//! Programming qdiscs and links with iproute2's `tc` and `ip`.
+//!
+//! HTB classes are created through `tc -batch`, which builds the kernel's rate
+//! tables exactly as every operator's own `tc` would, and applies a whole tree in
+//! one invocation. Everything here can run inside a named network namespace
+//! (`ip netns exec`), which is how the netlab testbeds reuse it.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use bauxite_core::BitRate;
+
+/// A failed `tc`/`ip` invocation, with the command and what it printed.
+#[derive(Debug, thiserror::Error)]
+#[error("`{command}` failed: {stderr}")]
+pub struct CommandError {
+    /// The command line.
+    pub command: String,
+    /// Its standard error (or why it could not start).
+    pub stderr: String,
+}
+
+/// Where commands run: this process's network namespace or a named one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Netns(Option<String>);
+
+impl Netns {
+    /// This process's own namespace.
+    pub fn current() -> Self {
+        Self(None)
+    }
+
+    /// A namespace created with `ip netns add NAME`.
+    pub fn named(name: impl Into<String>) -> Self {
+        Self(Some(name.into()))
+    }
+
+    /// The namespace's name, if it is a named one.
+    pub fn name(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+
+    /// A command that runs `program args…` in this namespace.
+    pub fn command(&self, program: &str, args: &[&str]) -> Command {
+        match &self.0 {
+            None => {
+                let mut c = Command::new(program);
+                c.args(args);
+                c
+            }
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, program]).args(args);
+                c
+            }
+        }
+    }
+
+    /// Runs `program args…` here, with `stdin` fed to it; returns its standard output.
+    pub fn run_with_input(&self, program: &str, args: &[&str], stdin: &str) -> Result<String, CommandError> {
+        let mut cmd = self.command(program, args);
+        let line = format!("{cmd:?}").replace('"', "");
+        let fail = |stderr: String| CommandError { command: line.clone(), stderr };
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| fail(format!("cannot start {program}: {e} (is iproute2 installed?)")))?;
+        if let Some(mut input) = child.stdin.take() {
+            input.write_all(stdin.as_bytes()).map_err(|e| fail(e.to_string()))?;
+        }
+        let out = child.wait_with_output().map_err(|e| fail(e.to_string()))?;
+        if !out.status.success() {
+            return Err(fail(String::from_utf8_lossy(&out.stderr).trim().to_string()));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Runs `program args…` here; returns its standard output.
+    pub fn run(&self, program: &str, args: &[&str]) -> Result<String, CommandError> {
+        self.run_with_input(program, args, "")
+    }
+
+    /// Applies `tc` commands (one per line, without the leading `tc`) in one
+    /// `tc -batch` run; tc stops at the first failing line.
+    pub fn tc_batch(&self, lines: &[String]) -> Result<(), CommandError> {
+        let script = lines.join("\n") + "\n";
+        self.run_with_input("tc", &["-batch", "-"], &script).map(|_| ())
+    }
+}
+
+/// The handle major of every qdisc Bauxite installs as root (`ba:`), which is how
+/// `down` recognises its own and leaves anything else alone.
+pub const HTB_MAJOR: u16 = 0xba;
+/// The minor of the class whose rate is the link rate; every lane is its child.
+pub const LINK_CLASS_MINOR: u16 = 0x1;
+/// The minor of the first lane's class; lane `i` is `0x10 + i`.
+pub const FIRST_LANE_MINOR: u16 = 0x10;
+/// The minor of the pass-through class, HTB's default: packets the classifier did
+/// not steer (because the daemon is gone) go here, at the interface's full speed.
+pub const PASSTHROUGH_MINOR: u16 = 0xff;
+/// The pass-through class's rate: effectively unlimited.
+pub const PASSTHROUGH_RATE: BitRate = BitRate::from_bps(100_000_000_000);
+
+/// A class id `major:minor` as the kernel stores it (and `skb->priority` selects it).
+pub const fn classid(major: u16, minor: u16) -> u32 {
+    ((major as u32) << 16) | minor as u32
+}
+
+/// One leaf of an HTB tree.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HtbLeaf {
+    /// The class minor (under [`HTB_MAJOR`]).
+    pub minor: u16,
+    /// Guaranteed rate.
+    pub rate: BitRate,
+    /// Rate it may borrow up to.
+    pub ceil: BitRate,
+    /// HTB priority: 0 is served first when borrowing.
+    pub prio: u8,
+    /// The leaf FIFO's bound.
+    pub limit_packets: u32,
+}
+
+/// An HTB tree: root `ba:`, a link class `ba:1` at `rate`, leaves under it, and the
+/// unshaped pass-through default class `ba:ff`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HtbTree {
+    /// The interface.
+    pub iface: String,
+    /// The link rate.
+    pub rate: BitRate,
+    /// The leaves.
+    pub leaves: Vec<HtbLeaf>,
+}
+
+/// HTB's quantum for every class: one full-size frame per round, so that lanes with
+/// small shares are not starved of DRR credit nor warned about by the kernel.
+const QUANTUM: u32 = 1514;
+
+impl HtbTree {
+    /// The `tc` lines that create the tree, replacing whatever root qdisc was there.
+    pub fn install_lines(&self) -> Vec<String> {
+        let dev = &self.iface;
+        let major = format!("{HTB_MAJOR:x}");
+        let mut lines = vec![
+            format!("qdisc replace dev {dev} root handle {major}: htb default {PASSTHROUGH_MINOR:x}"),
+            format!(
+                "class replace dev {dev} parent {major}: classid {major}:{PASSTHROUGH_MINOR:x} htb rate {r} ceil {r} quantum {QUANTUM}",
+                r = PASSTHROUGH_RATE
+            ),
+        ];
+        lines.extend(self.rate_lines());
+        for leaf in &self.leaves {
+            lines.push(format!(
+                "qdisc replace dev {dev} parent {major}:{m:x} handle {m:x}: pfifo limit {l}",
+                m = leaf.minor,
+                l = leaf.limit_packets
+            ));
+        }
+        lines
+    }
+
+    /// The `tc` lines that (re)set the link class's and the leaves' rates; also used
+    /// to follow a changed link rate without touching the queues.
+    pub fn rate_lines(&self) -> Vec<String> {
+        let dev = &self.iface;
+        let major = format!("{HTB_MAJOR:x}");
+        let mut lines = vec![format!(
+            "class replace dev {dev} parent {major}: classid {major}:{LINK_CLASS_MINOR:x} htb rate {r} ceil {r} quantum {QUANTUM}",
+            r = self.rate
+        )];
+        for leaf in &self.leaves {
+            lines.push(format!(
+                "class replace dev {dev} parent {major}:{LINK_CLASS_MINOR:x} classid {major}:{m:x} htb rate {r} ceil {c} prio {p} quantum {QUANTUM}",
+                m = leaf.minor,
+                r = leaf.rate,
+                c = leaf.ceil,
+                p = leaf.prio
+            ));
+        }
+        lines
+    }
+}
+
+/// The root qdisc of `iface`: its kind and handle major, if any.
+pub fn root_qdisc(ns: &Netns, iface: &str) -> Result<Option<(String, u16)>, CommandError> {
+    let out = ns.run("tc", &["qdisc", "show", "dev", iface, "root"])?;
+    // e.g. "qdisc htb ba: root refcnt 2 r2q 10 default 0xff ..."
+    Ok(out.lines().find(|l| l.contains(" root")).and_then(|line| {
+        let mut words = line.split_whitespace().skip(1);
+        let kind = words.next()?.to_string();
+        let handle = words.next()?.trim_end_matches(':');
+        Some((kind, u16::from_str_radix(handle, 16).ok()?))
+    }))
+}
+
+/// Removes the root qdisc of `iface` if it is Bauxite's; returns whether it was.
+pub fn remove_root_if_ours(ns: &Netns, iface: &str) -> Result<bool, CommandError> {
+    match root_qdisc(ns, iface)? {
+        Some((kind, major)) if kind == "htb" && major == HTB_MAJOR => {
+            ns.run("tc", &["qdisc", "del", "dev", iface, "root"])?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// Sets the largest GSO packet the stack hands to `iface`'s qdisc.
+pub fn set_gso_max_size(ns: &Netns, iface: &str, bytes: u32) -> Result<(), CommandError> {
+    ns.run("ip", &["link", "set", "dev", iface, "gso_max_size", &bytes.to_string()]).map(|_| ())
+}
+
+/// Reads `iface`'s `gso_max_size`.
+pub fn gso_max_size(ns: &Netns, iface: &str) -> Result<u32, CommandError> {
+    let out = ns.run("ip", &["-d", "link", "show", "dev", iface])?;
+    out.split_whitespace().skip_while(|w| *w != "gso_max_size").nth(1).and_then(|v| v.parse().ok()).ok_or_else(|| {
+        CommandError { command: format!("ip -d link show dev {iface}"), stderr: "no gso_max_size in the output".into() }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> HtbTree {
+        let r = |bps| BitRate::from_bps(bps);
+        HtbTree {
+            iface: "eth9".into(),
+            rate: r(1_500_000),
+            leaves: vec![
+                HtbLeaf { minor: 0x10, rate: r(450_000), ceil: r(1_500_000), prio: 0, limit_packets: 64 },
+                HtbLeaf { minor: 0x12, rate: r(750_000), ceil: r(1_500_000), prio: 2, limit_packets: 48 },
+            ],
+        }
+    }
+
+    #[test]
+    fn the_tree_has_a_link_class_leaves_and_an_unshaped_default() {
+        let lines = tree().install_lines();
+        assert_eq!(lines[0], "qdisc replace dev eth9 root handle ba: htb default ff");
+        assert!(lines[1].contains("classid ba:ff htb rate 100gbit"), "{}", lines[1]);
+        assert!(lines.iter().any(|l| l.contains("classid ba:1 htb rate 1500kbit ceil 1500kbit")));
+        assert!(lines.iter().any(|l| l.contains("parent ba:1 classid ba:10 htb rate 450kbit ceil 1500kbit prio 0")));
+        assert!(lines.iter().any(|l| l.ends_with("parent ba:12 handle 12: pfifo limit 48")));
+    }
+
+    #[test]
+    fn rate_changes_touch_only_classes() {
+        let lines = tree().rate_lines();
+        assert_eq!(lines.len(), 3);
+        assert!(lines.iter().all(|l| l.starts_with("class replace")));
+    }
+
+    #[test]
+    fn classids_are_what_skb_priority_selects() {
+        assert_eq!(classid(HTB_MAJOR, 0x10), 0x00ba_0010);
+    }
+}
