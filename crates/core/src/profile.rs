@@ -24,6 +24,11 @@ pub struct Profile {
     pub rules: Vec<Rule>,
     /// The lane of packets no rule matches (and of packets too odd to parse).
     pub default_lane: String,
+    /// The fraction of the link rate the lanes are shaped to. Running a little under
+    /// the link keeps the standing queue on Bauxite's side of the bottleneck, where
+    /// lanes are separated, instead of in the modem's single FIFO.
+    #[serde(default = "default_headroom")]
+    pub headroom: f64,
     /// When the link counts as congested.
     #[serde(default)]
     pub congestion: CongestionPolicy,
@@ -168,8 +173,6 @@ pub struct AutoRatePolicy {
     pub decrease_factor: f64,
     /// Multiplier applied per probe while the link is loaded and delay is low.
     pub increase_factor: f64,
-    /// The shaper is set this fraction under the estimate, so the queue stays here.
-    pub headroom: f64,
 }
 
 impl Default for AutoRatePolicy {
@@ -183,9 +186,12 @@ impl Default for AutoRatePolicy {
             delay_threshold: Duration::from_millis(10),
             decrease_factor: 0.9,
             increase_factor: 1.02,
-            headroom: 0.9,
         }
     }
+}
+
+fn default_headroom() -> f64 {
+    0.95
 }
 
 /// A problem found while checking a profile, with the key it is about.
@@ -249,6 +255,7 @@ impl Profile {
                 port_rule("bulk", Protocol::Tcp, 8080, 8080),
             ],
             default_lane: "telemetry".into(),
+            headroom: default_headroom(),
             congestion: CongestionPolicy::default(),
             early_drop: EarlyDropPolicy::default(),
             auto_rate: AutoRatePolicy::default(),
@@ -286,10 +293,16 @@ impl Profile {
                 dscp_rule("bulk", 8),
             ],
             default_lane: "background".into(),
+            headroom: default_headroom(),
             congestion: CongestionPolicy::default(),
             early_drop: EarlyDropPolicy::default(),
             auto_rate: AutoRatePolicy::default(),
         }
+    }
+
+    /// The rate the lanes are shaped to on a link of `link_rate`.
+    pub fn shaped_rate(&self, link_rate: BitRate) -> BitRate {
+        link_rate.scaled(self.headroom)
     }
 
     /// The index of the lane called `name`.
@@ -400,7 +413,7 @@ impl Profile {
         for (k, v, lo, hi) in [
             ("auto_rate.decrease_factor", ar.decrease_factor, 0.0, 1.0),
             ("auto_rate.increase_factor", ar.increase_factor, 1.0, 2.0),
-            ("auto_rate.headroom", ar.headroom, 0.0, 1.0),
+            ("headroom", self.headroom, 0.0, 1.0),
         ] {
             if !(v > lo && v <= hi) {
                 return Err(ProfileError::new(k, Some(v.to_string()), format!("must be in ({lo}, {hi}]")));

@@ -113,7 +113,7 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
     if let Some(gw) = &gateway_iface {
         ifindex(gw)?;
     }
-    let rate = match profile.rate {
+    let link_rate = match profile.rate {
         RateSetting::Fixed(r) => r,
         RateSetting::Auto => {
             return Err(ShaperError::Unsupported(
@@ -121,6 +121,8 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
             ));
         }
     };
+
+    let rate = profile.shaped_rate(link_rate);
 
     // A previous daemon that was killed may have left its tree and settings behind.
     down(&iface)?;
@@ -155,7 +157,8 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
     info!(
         iface,
         profile = profile.name,
-        rate = %rate,
+        link_rate = %link_rate,
+        shaped_rate = %rate,
         attach = ?mode,
         gateway = gateway_iface.as_deref().unwrap_or("-"),
         "shaper up"
@@ -165,7 +168,12 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
         iface: iface.clone(),
         pid: std::process::id(),
         profile: profile.name.clone(),
-        rate_mode: profile.rate.to_string(),
+        rate_mode: match profile.rate {
+            RateSetting::Fixed(_) => "fixed",
+            RateSetting::Auto => "auto",
+        }
+        .into(),
+        link_rate_bps: link_rate.bps(),
         rate_bps: rate.bps(),
         attach_mode: match mode {
             TcAttachMode::Tcx => "tcx",
@@ -403,10 +411,11 @@ impl std::fmt::Display for StatusReport {
         };
         writeln!(
             f,
-            "  profile {}  rate {} ({})  attach {}  congested {}  episodes {}  snapshot {} ms old",
+            "  profile {}  link {} ({})  shaped to {}  attach {}  congested {}  episodes {}  snapshot {} ms old",
             s.profile,
-            BitRate::from_bps(s.rate_bps),
+            BitRate::from_bps(s.link_rate_bps),
             s.rate_mode,
+            BitRate::from_bps(s.rate_bps),
             s.attach_mode,
             if s.congested { "yes" } else { "no" },
             s.congestion_episodes,

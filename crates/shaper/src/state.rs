@@ -52,7 +52,9 @@ pub struct ShaperStatus {
     pub profile: String,
     /// `fixed` or `auto`.
     pub rate_mode: String,
-    /// The link rate the lanes share now (bit/s).
+    /// The link's rate (bit/s), configured or estimated.
+    pub link_rate_bps: u64,
+    /// The rate the lanes are shaped to (bit/s): the link rate times the headroom.
     pub rate_bps: u64,
     /// `tcx` or `clsact`.
     pub attach_mode: String,

@@ -1,0 +1,115 @@
+//! The `bauxite` command: argument parsing and wiring; the work is in the crates.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{Context, Result};
+use bauxite_core::{Profile, RateSetting};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "bauxite", version, about = "Keeps robots' control traffic fast when their network link saturates")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Attach the shaper to an interface and run in the foreground; detach on SIGINT/SIGTERM.
+    Up {
+        /// The egress interface toward the bottleneck.
+        #[arg(long)]
+        iface: String,
+        /// A built-in profile.
+        #[arg(long, default_value = "robot", value_parser = clap::builder::PossibleValuesParser::new(bauxite_core::BUILTIN_PROFILES))]
+        profile: String,
+        /// A profile file (YAML); overrides --profile.
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// The link rate (e.g. 1.5mbit, or auto); overrides the profile's.
+        #[arg(long)]
+        rate: Option<RateSetting>,
+        /// Also drop bulk early at this ingress interface with XDP (forwarding boxes).
+        #[arg(long)]
+        gateway_iface: Option<String>,
+    },
+    /// Remove everything Bauxite attached to an interface (idempotent).
+    Down {
+        /// The interface.
+        #[arg(long)]
+        iface: String,
+    },
+    /// Per-lane packets, bytes, drops, rate, backlog, drop probability and the congested state.
+    Status {
+        /// The interface.
+        #[arg(long)]
+        iface: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn load_profile(profile: &str, config: Option<&PathBuf>, rate: Option<RateSetting>) -> Result<Profile> {
+    let mut p = match config {
+        Some(path) => bauxite_core::load_profile(path)?,
+        None => Profile::builtin(profile).with_context(|| format!("no built-in profile `{profile}`"))?,
+    };
+    if let Some(rate) = rate {
+        p.rate = rate;
+    }
+    p.validate().map_err(|e| anyhow::anyhow!("invalid profile after --rate: {e}"))?;
+    Ok(p)
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Up { iface, profile, config, rate, gateway_iface } => {
+            let profile = load_profile(&profile, config.as_ref(), rate)?;
+            let stop = Arc::new(AtomicBool::new(false));
+            for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+                signal_hook::flag::register(signal, Arc::clone(&stop)).context("installing signal handlers")?;
+            }
+            let mut options = bauxite_shaper::UpOptions::new(iface, profile);
+            options.gateway_iface = gateway_iface;
+            bauxite_shaper::run_up(options, stop)?;
+        }
+        Command::Down { iface } => {
+            let report = bauxite_shaper::down(&iface)?;
+            if report.anything() {
+                println!("bauxite removed from {iface}: {report:?}");
+            } else {
+                println!("nothing of Bauxite's was on {iface}");
+            }
+        }
+        Command::Status { iface, json } => {
+            let report = bauxite_shaper::status(&iface)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                print!("{report}");
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("bauxite: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
