@@ -100,9 +100,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .init();
     match run(Cli::parse()) {
         Ok(code) => code,
@@ -112,4 +110,3 @@ fn main() -> ExitCode {
         }
     }
 }
-

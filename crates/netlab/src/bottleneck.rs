@@ -1,0 +1,42 @@
+//! A modem-like bottleneck: a token bucket with a deep drop-tail FIFO.
+//!
+//! TBF rather than HTB because TBF splits GSO super-packets into wire-size packets,
+//! as a modem sees them; and it exists on every kernel (no netem needed). On a kernel
+//! that has netem, delay and loss can be added under it by the caller.
+
+use bauxite_core::BitRate;
+use bauxite_shaper::tc::CommandError;
+
+use crate::namespace::Namespace;
+
+/// The bottleneck on one interface of a namespace.
+#[derive(Clone, Debug)]
+pub struct Bottleneck {
+    ns: String,
+    iface: String,
+    buffer_bytes: u32,
+}
+
+impl Bottleneck {
+    /// Installs a bottleneck of `rate` with a FIFO of `buffer_bytes` on `iface`'s egress.
+    pub fn install(ns: &Namespace, iface: &str, rate: BitRate, buffer_bytes: u32) -> Result<Self, CommandError> {
+        let b = Self { ns: ns.name().to_string(), iface: iface.to_string(), buffer_bytes };
+        b.apply(ns, "replace", rate)?;
+        Ok(b)
+    }
+
+    /// Changes the rate, keeping the queue and its contents.
+    pub fn set_rate(&self, ns: &Namespace, rate: BitRate) -> Result<(), CommandError> {
+        self.apply(ns, "change", rate)
+    }
+
+    fn apply(&self, ns: &Namespace, verb: &str, rate: BitRate) -> Result<(), CommandError> {
+        debug_assert_eq!(ns.name(), self.ns);
+        // One millisecond of tokens, at least one full frame: fine-grained pacing.
+        let burst = (rate.bytes_per_sec() / 1000).max(1600).to_string();
+        let rate = rate.to_string();
+        let limit = self.buffer_bytes.to_string();
+        ns.tc(&["qdisc", verb, "dev", &self.iface, "root", "tbf", "rate", &rate, "burst", &burst, "limit", &limit])
+            .map(|_| ())
+    }
+}

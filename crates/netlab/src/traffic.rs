@@ -1,0 +1,162 @@
+//! Traffic generators and receivers: periodic UDP streams with probe headers, a TCP
+//! flood and a TCP sink. Each runs on its own thread (see [`Namespace::spawn`](crate::Namespace::spawn))
+//! until a shared stop flag is set.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bauxite_ebpf::monotonic_ns;
+
+use crate::probe::ProbeHeader;
+
+/// A shared flag that stops generators and receivers.
+pub type StopFlag = Arc<AtomicBool>;
+
+/// A periodic UDP stream.
+#[derive(Clone, Debug)]
+pub struct UdpStream {
+    /// Stream id written into every message (use the destination port).
+    pub stream: u16,
+    /// Where to send.
+    pub dst: SocketAddr,
+    /// Messages per second.
+    pub rate_hz: f64,
+    /// UDP payload bytes per message (at least the probe header).
+    pub size: usize,
+}
+
+/// Sends `spec` on an absolute schedule (no drift) until `stop`; returns messages sent.
+pub fn send_udp(socket: &UdpSocket, spec: &UdpStream, stop: &AtomicBool) -> u32 {
+    let period = Duration::from_secs_f64(1.0 / spec.rate_hz);
+    let start = Instant::now();
+    let mut seq = 0u32;
+    while !stop.load(Ordering::Relaxed) {
+        let due = start + period * seq;
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        let message = ProbeHeader { stream: spec.stream, seq, sent_ns: monotonic_ns() }.encode(spec.size);
+        // A full socket buffer or an unreachable peer is the network's problem, not the generator's.
+        let _ = socket.send_to(&message, spec.dst);
+        seq += 1;
+    }
+    seq
+}
+
+/// One received probe message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Arrival {
+    /// Its header.
+    pub header: ProbeHeader,
+    /// `CLOCK_MONOTONIC` receive time in nanoseconds.
+    pub received_ns: u64,
+}
+
+impl Arrival {
+    /// One-way latency in milliseconds.
+    pub fn latency_ms(&self) -> f64 {
+        self.received_ns.saturating_sub(self.header.sent_ns) as f64 / 1e6
+    }
+}
+
+/// Receives probe messages until `stop`; non-probe datagrams are counted and skipped.
+pub fn receive_udp(socket: &UdpSocket, stop: &AtomicBool) -> (Vec<Arrival>, u64) {
+    socket.set_read_timeout(Some(Duration::from_millis(50))).expect("set a read timeout");
+    let mut buffer = vec![0u8; 65536];
+    let mut arrivals = Vec::new();
+    let mut malformed = 0;
+    while !stop.load(Ordering::Relaxed) {
+        match socket.recv(&mut buffer) {
+            Ok(n) => match ProbeHeader::decode(&buffer[..n]) {
+                Ok(header) => arrivals.push(Arrival { header, received_ns: monotonic_ns() }),
+                Err(_) => malformed += 1,
+            },
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(e) => panic!("receiving UDP: {e}"),
+        }
+    }
+    (arrivals, malformed)
+}
+
+/// Linux's default congestion control. Some machines (this project's CI among them)
+/// default to BBR, which keeps a bottleneck's queue short on its own; the seed's
+/// "standard stack" is CUBIC, so generators ask for it explicitly.
+pub const STANDARD_CONGESTION_CONTROL: &str = "cubic";
+
+/// Sets the TCP congestion control of one connection (`cubic`, `bbr`, `reno`, …).
+pub fn set_congestion_control(stream: &TcpStream, name: &str) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    #[allow(unsafe_code)]
+    // SAFETY: a valid socket fd and a buffer of the given length.
+    let rc = unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_ptr().cast(),
+            name.len() as libc::socklen_t,
+        )
+    };
+    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+}
+
+/// Writes as fast as the connection takes until `stop`; returns bytes written.
+pub fn tcp_flood(mut stream: TcpStream, stop: &AtomicBool) -> u64 {
+    stream.set_write_timeout(Some(Duration::from_millis(50))).expect("set a write timeout");
+    let chunk = vec![0x5au8; 16 * 1024];
+    let mut written = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        match stream.write(&chunk) {
+            Ok(n) => written += n as u64,
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(_) => break,
+        }
+    }
+    written
+}
+
+/// Bytes received by a TCP sink, with the time of each read.
+#[derive(Clone, Debug, Default)]
+pub struct SinkLog {
+    /// `(CLOCK_MONOTONIC ns, bytes)` per read.
+    pub reads: Vec<(u64, usize)>,
+}
+
+impl SinkLog {
+    /// Throughput (bit/s) between two monotonic times.
+    pub fn throughput_bps(&self, from_ns: u64, to_ns: u64) -> f64 {
+        let bytes: usize = self.reads.iter().filter(|(t, _)| *t >= from_ns && *t < to_ns).map(|(_, n)| n).sum();
+        bytes as f64 * 8.0 / ((to_ns - from_ns) as f64 / 1e9)
+    }
+}
+
+/// Accepts one connection and reads it until `stop` or its end.
+pub fn tcp_sink(listener: TcpListener, stop: &AtomicBool) -> SinkLog {
+    listener.set_nonblocking(true).expect("non-blocking listener");
+    let mut log = SinkLog::default();
+    let mut stream = loop {
+        if stop.load(Ordering::Relaxed) {
+            return log;
+        }
+        match listener.accept() {
+            Ok((s, _)) => break s,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => panic!("accepting: {e}"),
+        }
+    };
+    stream.set_nonblocking(false).expect("blocking stream");
+    stream.set_read_timeout(Some(Duration::from_millis(50))).expect("set a read timeout");
+    let mut buffer = vec![0u8; 64 * 1024];
+    while !stop.load(Ordering::Relaxed) {
+        match stream.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => log.reads.push((monotonic_ns(), n)),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(_) => break,
+        }
+    }
+    log
+}
