@@ -37,16 +37,18 @@ impl Drop for Daemon {
 }
 
 fn spawn_up(ns: &Namespace, args: &[&str]) -> Daemon {
-    let child = Command::new("ip")
-        .args(["netns", "exec", ns.name(), BIN, "up", "--iface", ROBOT_IFACE])
-        .args(args)
-        .spawn()
-        .expect("start bauxite up");
+    let daemon = Daemon(
+        Command::new("ip")
+            .args(["netns", "exec", ns.name(), BIN, "up", "--iface", ROBOT_IFACE])
+            .args(args)
+            .spawn()
+            .expect("start bauxite up"),
+    );
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let out = bauxite(ns, &["status", "--iface", ROBOT_IFACE, "--json"]);
         if String::from_utf8_lossy(&out.stdout).contains("\"daemon\": \"running\"") {
-            return Daemon(child);
+            return daemon;
         }
         assert!(Instant::now() < deadline, "bauxite up did not come up: {}", String::from_utf8_lossy(&out.stderr));
         std::thread::sleep(Duration::from_millis(100));
