@@ -42,6 +42,12 @@ enum Command {
         #[arg(long)]
         iface: String,
     },
+    /// The far-side reflector for link-rate probes (`rate: auto`); runs until SIGINT/SIGTERM.
+    Reflect {
+        /// The UDP port to answer on.
+        #[arg(long, default_value_t = bauxite_core::DEFAULT_REFLECTOR_PORT)]
+        port: u16,
+    },
     /// Per-lane packets, bytes, drops, rate, backlog, drop probability and the congested state.
     Status {
         /// The interface.
@@ -65,17 +71,31 @@ fn load_profile(profile: &str, config: Option<&PathBuf>, rate: Option<RateSettin
     Ok(p)
 }
 
+/// A flag set by SIGINT or SIGTERM, for commands that run until told to stop.
+fn stop_on_signals() -> Result<Arc<AtomicBool>> {
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&stop)).context("installing signal handlers")?;
+    }
+    Ok(stop)
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Up { iface, profile, config, rate, gateway_iface } => {
             let profile = load_profile(&profile, config.as_ref(), rate)?;
-            let stop = Arc::new(AtomicBool::new(false));
-            for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-                signal_hook::flag::register(signal, Arc::clone(&stop)).context("installing signal handlers")?;
-            }
+            let stop = stop_on_signals()?;
             let mut options = bauxite_shaper::UpOptions::new(iface, profile);
             options.gateway_iface = gateway_iface;
             bauxite_shaper::run_up(options, stop)?;
+        }
+        Command::Reflect { port } => {
+            let socket = std::net::UdpSocket::bind(("::", port))
+                .or_else(|_| std::net::UdpSocket::bind(("0.0.0.0", port)))
+                .with_context(|| format!("binding UDP port {port}"))?;
+            tracing::info!(port, "reflecting rate probes");
+            let answered = bauxite_shaper::autorate::run_reflector(&socket, &*stop_on_signals()?)?;
+            tracing::info!(answered, "reflector stopped");
         }
         Command::Down { iface } => {
             let report = bauxite_shaper::down(&iface)?;

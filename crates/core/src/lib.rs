@@ -13,6 +13,7 @@ pub mod units;
 pub use config::{ConfigError, load_profile, parse_profile};
 pub use lane::{Dscp, Lane, MAX_LANES, MAX_RULES, Match, PortRange, PortSide, Protocol, Rule};
 pub use profile::{
-    AutoRatePolicy, BUILTIN_PROFILES, CongestionPolicy, EarlyDropPolicy, Profile, ProfileError, RateSetting,
+    AutoRatePolicy, BUILTIN_PROFILES, CongestionPolicy, DEFAULT_REFLECTOR_PORT, EarlyDropPolicy, Profile, ProfileError,
+    RateSetting,
 };
 pub use units::{BitRate, UnitError, format_duration, parse_duration};

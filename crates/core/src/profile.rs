@@ -40,6 +40,9 @@ pub struct Profile {
     pub auto_rate: AutoRatePolicy,
 }
 
+/// The UDP port `bauxite reflect` listens on unless told otherwise.
+pub const DEFAULT_REFLECTOR_PORT: u16 = 7399;
+
 /// The bottleneck rate: a known value or measured continuously.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RateSetting {
@@ -173,6 +176,13 @@ pub struct AutoRatePolicy {
     pub decrease_factor: f64,
     /// Multiplier applied per probe while the link is loaded and delay is low.
     pub increase_factor: f64,
+    /// After a decrease, further decreases wait this long for the queue to drain
+    /// (cake-autorate's bufferbloat refractory period).
+    #[serde(with = "duration_text")]
+    pub decrease_holdoff: Duration,
+    /// The link counts as loaded when the achieved rate exceeds this fraction of the
+    /// shaped rate; only a loaded link tells whether more rate is available.
+    pub load_threshold: f64,
 }
 
 impl Default for AutoRatePolicy {
@@ -183,9 +193,11 @@ impl Default for AutoRatePolicy {
             min_rate: BitRate::from_bps(500_000),
             max_rate: BitRate::from_bps(100_000_000),
             probe_interval: Duration::from_millis(20),
-            delay_threshold: Duration::from_millis(10),
+            delay_threshold: Duration::from_millis(5),
             decrease_factor: 0.9,
-            increase_factor: 1.02,
+            increase_factor: 1.005,
+            decrease_holdoff: Duration::from_millis(300),
+            load_threshold: 0.75,
         }
     }
 }
@@ -414,6 +426,7 @@ impl Profile {
             ("auto_rate.decrease_factor", ar.decrease_factor, 0.0, 1.0),
             ("auto_rate.increase_factor", ar.increase_factor, 1.0, 2.0),
             ("headroom", self.headroom, 0.0, 1.0),
+            ("auto_rate.load_threshold", ar.load_threshold, 0.0, 1.0),
         ] {
             if !(v > lo && v <= hi) {
                 return Err(ProfileError::new(k, Some(v.to_string()), format!("must be in ({lo}, {hi}]")));

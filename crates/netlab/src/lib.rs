@@ -11,6 +11,7 @@ pub mod probe;
 pub mod stats;
 pub mod testbed;
 pub mod traffic;
+pub mod video;
 
 /// The clock of every probe timestamp: `CLOCK_MONOTONIC`, shared by all namespaces of a host.
 pub use bauxite_ebpf::monotonic_ns;

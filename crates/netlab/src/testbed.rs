@@ -32,12 +32,16 @@ pub struct ChainOptions {
     pub rate: BitRate,
     /// The bottleneck's FIFO, in bytes (a modem's deep buffer).
     pub buffer_bytes: u32,
+    /// How much the link sends at once after an idle moment (see [`Bottleneck::install`]).
+    pub burst_bytes: u32,
 }
 
 impl Default for ChainOptions {
     fn default() -> Self {
         // 100 KB: about half a second at 1.5 Mbit/s, like the seed's modem.
-        Self { rate: BitRate::from_bps(50_000_000), buffer_bytes: 100_000 }
+        // 100 KB: about half a second at 1.5 Mbit/s, like the seed's modem; bursts of
+        // up to five full frames, like a radio's scheduling grant.
+        Self { rate: BitRate::from_bps(50_000_000), buffer_bytes: 100_000, burst_bytes: 5 * 1514 }
     }
 }
 
@@ -65,7 +69,8 @@ impl ChainTestbed {
         base.ip(&["route", "add", "default", "via", "10.201.2.1"])?;
         link.sysctl("net.ipv4.ip_forward", "1")
             .map_err(|e| CommandError { command: "sysctl net.ipv4.ip_forward=1".into(), stderr: e.to_string() })?;
-        let bottleneck = Bottleneck::install(&link, LINK_TO_BASE, options.rate, options.buffer_bytes)?;
+        let bottleneck =
+            Bottleneck::install(&link, LINK_TO_BASE, options.rate, options.buffer_bytes, options.burst_bytes)?;
         Ok(Self { bottleneck, robot, link, base })
     }
 

@@ -5,9 +5,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bauxite_core::{BitRate, Profile, RateSetting};
+use std::net::SocketAddr;
+use std::sync::mpsc::Receiver;
+
+use bauxite_core::{BitRate, Match, PortRange, PortSide, Profile, Protocol, RateSetting, Rule};
 use bauxite_ebpf::{Control, Datapath, LaneStats, TcAttachMode, monotonic_ns};
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
+
+use crate::autorate::{self, RateController, RttSample};
 
 use crate::ShaperError;
 use crate::class_stats::{ClassStats, ClassStatsReader};
@@ -107,22 +112,21 @@ impl Drop for Installed {
 /// then takes everything off again. Errors leave the interface as it was.
 pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperError> {
     require_root("`bauxite up` attaches eBPF programs and qdiscs")?;
-    let UpOptions { iface, profile, gateway_iface, lease } = options;
+    let UpOptions { iface, mut profile, gateway_iface, lease } = options;
     profile.validate().map_err(ShaperError::Profile)?;
+    let reflector = match profile.rate {
+        RateSetting::Auto => Some(with_probe_rule(&mut profile)?),
+        RateSetting::Fixed(_) => None,
+    };
     let index = ifindex(&iface)?;
     if let Some(gw) = &gateway_iface {
         ifindex(gw)?;
     }
-    let link_rate = match profile.rate {
+    let mut link_rate = match profile.rate {
         RateSetting::Fixed(r) => r,
-        RateSetting::Auto => {
-            return Err(ShaperError::Unsupported(
-                "`rate: auto` is not implemented yet; give the link rate (`--rate 1.5mbit`)".into(),
-            ));
-        }
+        RateSetting::Auto => profile.auto_rate.base_rate,
     };
-
-    let rate = profile.shaped_rate(link_rate);
+    let mut rate = profile.shaped_rate(link_rate);
 
     // A previous daemon that was killed may have left its tree and settings behind.
     down(&iface)?;
@@ -195,6 +199,23 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
         ..Default::default()
     };
 
+    let stop_probes = Arc::new(AtomicBool::new(false));
+    let mut auto = match reflector {
+        Some(addr) => {
+            let (tx, rx) = std::sync::mpsc::channel();
+            autorate::start_prober(addr, profile.auto_rate.probe_interval, tx, Arc::clone(&stop_probes))
+                .map_err(|e| ShaperError::Io(format!("starting rate probes to {addr}"), e))?;
+            info!(iface, reflector = %addr, "rate: auto, probing the link");
+            Some(AutoRate {
+                controller: RateController::new(&profile.auto_rate),
+                samples: rx,
+                last_answer: Instant::now(),
+            })
+        }
+        None => None,
+    };
+    let silence = (profile.auto_rate.probe_interval * 10).max(Duration::from_millis(200));
+
     let mut reader = ClassStatsReader::new().map_err(|e| ShaperError::Io("opening a netlink socket".into(), e))?;
     let mut controller = Controller::new(&profile, rate);
     let started = Instant::now();
@@ -234,6 +255,27 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
                 written_probs[i] = prob;
             }
         }
+        if let Some(auto) = auto.as_mut() {
+            let achieved = BitRate::from_bps(verdicts.iter().map(|v| v.rate_bps).sum::<f64>() as u64);
+            let now = started.elapsed();
+            let mut new_rate = None;
+            while let Ok(sample) = auto.samples.try_recv() {
+                auto.last_answer = Instant::now();
+                new_rate = auto.controller.on_rtt(now, sample.rtt, achieved).or(new_rate);
+            }
+            if auto.last_answer.elapsed() > silence {
+                new_rate = auto.controller.on_silence(now, achieved).or(new_rate);
+            }
+            if let Some(new_link_rate) = new_rate {
+                link_rate = new_link_rate;
+                rate = profile.shaped_rate(link_rate);
+                ns.tc_batch(&htb_tree(&profile, &iface, rate).rate_lines())?;
+                controller.set_link_rate(rate);
+                status.link_rate_bps = link_rate.bps();
+                status.rate_bps = rate.bps();
+                debug!(iface, link_rate = %link_rate, shaped_rate = %rate, "link rate estimate changed");
+            }
+        }
         control.congested = u32::from(controller.congested());
         control.heartbeat_ns = monotonic_ns();
         datapath.maps.set_control(&control)?;
@@ -249,6 +291,7 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
         std::thread::sleep(poll);
     }
 
+    stop_probes.store(true, Ordering::Relaxed);
     info!(iface, "shutting down");
     datapath.detach()?;
     drop(datapath);
@@ -281,6 +324,32 @@ fn fill_status(
         lane.queue_delay_ms = v.queue_delay.as_secs_f64() * 1e3;
         lane.drop_probability = v.drop_probability;
     }
+}
+
+/// The state of `rate: auto` inside the daemon loop.
+struct AutoRate {
+    controller: RateController,
+    samples: Receiver<RttSample>,
+    last_answer: Instant,
+}
+
+/// Puts the auto-rate probes in the most urgent lane, ahead of every other rule, so
+/// that they measure the link's queue and not Bauxite's; returns the reflector.
+fn with_probe_rule(profile: &mut Profile) -> Result<SocketAddr, ShaperError> {
+    let addr: SocketAddr = profile
+        .auto_rate
+        .reflector
+        .as_deref()
+        .and_then(|r| r.parse().ok())
+        .expect("validated: rate auto has a reflector address");
+    let ports = PortRange { first: addr.port(), last: addr.port() };
+    let probe_rule = Rule {
+        lane: profile.lanes[0].name.clone(),
+        matches: Match::Port { protocol: Protocol::Udp, ports, side: PortSide::Dst },
+    };
+    profile.rules.insert(0, probe_rule);
+    profile.validate().map_err(ShaperError::Profile)?;
+    Ok(addr)
 }
 
 /// What `down` found and removed.

@@ -13,6 +13,7 @@
 //! at the interface's speed. tcx links disappear with the daemon's process.
 #![deny(missing_docs)]
 
+pub mod autorate;
 pub mod class_stats;
 pub mod controller;
 pub mod daemon;

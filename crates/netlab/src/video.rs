@@ -1,0 +1,201 @@
+//! An H.264-like video stream over TCP: frames at a fixed rate, a larger key frame at
+//! every interval, and an encoder that skips frames while the socket still holds
+//! unsent ones, as a live encoder does when its link cannot keep up.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::TcpStream;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::monotonic_ns;
+
+/// Marks a frame header.
+pub const FRAME_MAGIC: [u8; 4] = *b"BXV1";
+/// Bytes of a frame header: magic, frame number, send time, length, key flag.
+pub const FRAME_HEADER_LEN: usize = 21;
+
+/// The stream's shape.
+#[derive(Clone, Debug)]
+pub struct VideoSpec {
+    /// Mean bit rate of the encoder's output.
+    pub bitrate_bps: f64,
+    /// Frames per second.
+    pub fps: u32,
+    /// A key frame every this many frames.
+    pub keyframe_interval: u32,
+    /// How much larger a key frame is than the others.
+    pub keyframe_ratio: f64,
+    /// Frames the socket may hold unsent before the encoder skips frames.
+    pub max_unsent_frames: f64,
+}
+
+impl Default for VideoSpec {
+    /// The seed's stream: about 3.5 Mbit/s, 30 frames/s, a key frame every second.
+    fn default() -> Self {
+        Self { bitrate_bps: 3.5e6, fps: 30, keyframe_interval: 30, keyframe_ratio: 4.0, max_unsent_frames: 2.0 }
+    }
+}
+
+impl VideoSpec {
+    /// The size in bytes of frame `n` (header included).
+    pub fn frame_size(&self, n: u32) -> usize {
+        let per_interval = self.bitrate_bps / 8.0 * f64::from(self.keyframe_interval) / f64::from(self.fps);
+        let regular = per_interval / (self.keyframe_ratio + f64::from(self.keyframe_interval - 1));
+        let size = if n.is_multiple_of(self.keyframe_interval) { regular * self.keyframe_ratio } else { regular };
+        (size as usize).max(FRAME_HEADER_LEN)
+    }
+
+    fn mean_frame_size(&self) -> f64 {
+        self.bitrate_bps / 8.0 / f64::from(self.fps)
+    }
+}
+
+/// What the encoder did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VideoSendLog {
+    /// Frames the camera produced.
+    pub offered: u32,
+    /// Frames written to the socket.
+    pub sent: u32,
+    /// Frames skipped because the link was behind.
+    pub skipped: u32,
+}
+
+/// Bytes written to the socket but not yet sent (`SIOCOUTQNSD`).
+fn unsent_bytes(stream: &TcpStream) -> usize {
+    const SIOCOUTQNSD: libc::c_ulong = 0x894B;
+    let mut value: libc::c_int = 0;
+    #[allow(unsafe_code)]
+    // SAFETY: SIOCOUTQNSD writes one int to the pointer we pass.
+    let rc = unsafe { libc::ioctl(stream.as_raw_fd(), SIOCOUTQNSD, &mut value) };
+    if rc == 0 { value.max(0) as usize } else { 0 }
+}
+
+/// Sends the stream until `stop`.
+pub fn send_video(mut stream: TcpStream, spec: &VideoSpec, stop: &AtomicBool) -> VideoSendLog {
+    let period = Duration::from_secs_f64(1.0 / f64::from(spec.fps));
+    let start = Instant::now();
+    let mut log = VideoSendLog::default();
+    let limit = (spec.max_unsent_frames * spec.mean_frame_size()) as usize;
+    stream.set_write_timeout(Some(Duration::from_millis(200))).expect("set a write timeout");
+    while !stop.load(Ordering::Relaxed) {
+        let n = log.offered;
+        if let Some(wait) = (start + period * n).checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        log.offered += 1;
+        if unsent_bytes(&stream) > limit {
+            log.skipped += 1;
+            continue;
+        }
+        let size = spec.frame_size(n);
+        let mut frame = Vec::with_capacity(size);
+        frame.extend_from_slice(&FRAME_MAGIC);
+        frame.extend_from_slice(&n.to_be_bytes());
+        frame.extend_from_slice(&monotonic_ns().to_be_bytes());
+        frame.extend_from_slice(&(size as u32).to_be_bytes());
+        frame.push(u8::from(n.is_multiple_of(spec.keyframe_interval)));
+        frame.resize(size, 0x11);
+        if write_fully(&mut stream, &frame, stop).is_err() {
+            break;
+        }
+        log.sent += 1;
+    }
+    log
+}
+
+fn write_fully(stream: &mut TcpStream, mut bytes: &[u8], stop: &AtomicBool) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        match stream.write(bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                if stop.load(Ordering::Relaxed) {
+                    return Err(e);
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// One frame as the receiver saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameArrival {
+    /// The frame number.
+    pub frame: u32,
+    /// Whether it is a key frame.
+    pub key: bool,
+    /// Its size in bytes.
+    pub bytes: u32,
+    /// `CLOCK_MONOTONIC` send time of its first byte.
+    pub sent_ns: u64,
+    /// `CLOCK_MONOTONIC` time its last byte arrived.
+    pub received_ns: u64,
+}
+
+impl FrameArrival {
+    /// Frame latency in milliseconds.
+    pub fn latency_ms(&self) -> f64 {
+        self.received_ns.saturating_sub(self.sent_ns) as f64 / 1e6
+    }
+}
+
+/// Reads frames until `stop` or the end of the stream. A stream that does not
+/// parse as frames ends the reading (and is reported by the frames missing).
+pub fn receive_video(mut stream: TcpStream, stop: &AtomicBool) -> Vec<FrameArrival> {
+    stream.set_read_timeout(Some(Duration::from_millis(50))).expect("set a read timeout");
+    let mut frames = Vec::new();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    while !stop.load(Ordering::Relaxed) {
+        match stream.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => pending.extend_from_slice(&buffer[..n]),
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => continue,
+            Err(_) => break,
+        }
+        let now = monotonic_ns();
+        loop {
+            if pending.len() < FRAME_HEADER_LEN {
+                break;
+            }
+            if pending[..4] != FRAME_MAGIC {
+                tracing::warn!("video stream lost frame sync; stopping the receiver");
+                return frames;
+            }
+            let size = u32::from_be_bytes(pending[16..20].try_into().expect("4 bytes")) as usize;
+            if size < FRAME_HEADER_LEN {
+                tracing::warn!(size, "video frame shorter than its header; stopping the receiver");
+                return frames;
+            }
+            if pending.len() < size {
+                break;
+            }
+            frames.push(FrameArrival {
+                frame: u32::from_be_bytes(pending[4..8].try_into().expect("4 bytes")),
+                key: pending[20] == 1,
+                bytes: size as u32,
+                sent_ns: u64::from_be_bytes(pending[8..16].try_into().expect("8 bytes")),
+                received_ns: now,
+            });
+            pending.drain(..size);
+        }
+    }
+    frames
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_average_the_bit_rate_with_larger_key_frames() {
+        let spec = VideoSpec::default();
+        let second: usize = (0..30).map(|n| spec.frame_size(n)).sum();
+        assert!((second as f64 * 8.0 - 3.5e6).abs() < 3.5e6 * 0.001, "{second}");
+        assert!((spec.frame_size(0) as f64 / spec.frame_size(1) as f64 - 4.0).abs() < 0.01);
+        assert_eq!(spec.frame_size(30), spec.frame_size(0));
+    }
+}
