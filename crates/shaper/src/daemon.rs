@@ -283,7 +283,8 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
         if last_status.elapsed() >= STATUS_INTERVAL {
             last_status = Instant::now();
             let counters = datapath.maps.stats()?;
-            fill_status(&mut status, &counters, &lane_classes, &verdicts, controller.congested());
+            let gateway = datapath.maps.gateway_stats()?;
+            fill_status(&mut status, &counters, &gateway, &lane_classes, &verdicts, controller.congested());
             if let Err(e) = state::save(&status) {
                 warn!("writing {}: {e}", state::state_path(&iface).display());
             }
@@ -303,6 +304,7 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
 fn fill_status(
     status: &mut ShaperStatus,
     counters: &[LaneStats],
+    gateway: &[LaneStats],
     classes: &[ClassStats],
     verdicts: &[crate::controller::LaneVerdict],
     congested: bool,
@@ -316,6 +318,8 @@ fn fill_status(
         lane.packets = k.packets;
         lane.bytes = k.bytes;
         lane.early_drops = k.early_drops;
+        lane.gateway_packets = gateway[i].packets;
+        lane.gateway_drops = gateway[i].early_drops;
         lane.odd_packets = k.odd_packets;
         lane.queue_drops = c.drops;
         lane.backlog_bytes = u64::from(c.backlog);
@@ -517,6 +521,12 @@ impl std::fmt::Display for StatusReport {
                 l.queue_delay_ms,
                 l.drop_probability
             )?;
+        }
+        if let Some(gw) = &s.gateway_iface {
+            writeln!(f, "  XDP gateway on {gw}:")?;
+            for l in &s.lanes {
+                writeln!(f, "  {:<10} {:>10} packets {:>9} dropped early", l.name, l.gateway_packets, l.gateway_drops)?;
+            }
         }
         Ok(())
     }

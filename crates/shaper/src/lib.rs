@@ -35,9 +35,6 @@ pub enum ShaperError {
     /// The profile is invalid.
     #[error("invalid profile: {0}")]
     Profile(bauxite_core::ProfileError),
-    /// A feature this build cannot provide.
-    #[error("{0}")]
-    Unsupported(String),
     /// Loading or driving the eBPF programs failed.
     #[error(transparent)]
     Datapath(#[from] bauxite_ebpf::DatapathError),

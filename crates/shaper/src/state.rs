@@ -25,6 +25,10 @@ pub struct LaneStatus {
     pub bytes: u64,
     /// Packets discarded early by the classifier.
     pub early_drops: u64,
+    /// Packets the XDP gateway program saw for this lane on the ingress interface.
+    pub gateway_packets: u64,
+    /// Packets the XDP gateway program discarded before they were forwarded.
+    pub gateway_drops: u64,
     /// Packets dropped by the lane's full queue.
     pub queue_drops: u64,
     /// Truncated or unparsable packets that landed here by default.
