@@ -100,7 +100,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Down { iface } => {
             let report = bauxite_shaper::down(&iface)?;
             if report.anything() {
-                println!("bauxite removed from {iface}: {report:?}");
+                println!("bauxite on {iface}: {report}");
             } else {
                 println!("nothing of Bauxite's was on {iface}");
             }

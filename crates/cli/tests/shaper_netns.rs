@@ -141,6 +141,13 @@ fn critical_latency_under_a_tcp_flood_with_and_without_bauxite() {
     eprintln!("without bauxite: critical {plain_summary} ms, bulk {:.3} Mbit/s", plain.bulk_bps / 1e6);
     assert!(plain_summary.p99 > 100.0, "the modem's FIFO should bury critical traffic: {plain_summary}");
 
+    // Bauxite will not replace a root qdisc someone configured: it says so and changes nothing.
+    let refused = bauxite(&tb.robot, &["up", "--iface", ROBOT_IFACE, "--rate", "1.5mbit"]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success() && err.contains("root qdisc `tbf"), "{err}");
+    assert!(tb.robot.tc(&["qdisc", "show", "dev", ROBOT_IFACE]).unwrap().contains("tbf"));
+    tb.robot.tc(&["qdisc", "del", "dev", ROBOT_IFACE, "root"]).unwrap();
+
     // Bauxite owns the bottleneck here, so it shapes at the full link rate.
     let mut profile = Profile::robot();
     profile.rate = RateSetting::Fixed(rate);
@@ -212,7 +219,8 @@ fn a_killed_daemon_leaves_traffic_flowing_and_down_cleans_up() {
 
     let out = bauxite(&tb.robot, &["down", "--iface", ROBOT_IFACE]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("removed"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("removed the HTB tree") && text.contains("restored gso_max_size 65536"), "{text}");
     let qdisc = tb.robot.tc(&["qdisc", "show", "dev", ROBOT_IFACE]).unwrap();
     assert!(!qdisc.contains("htb"), "{qdisc}");
     let gso = tb.robot.ip(&["-d", "link", "show", ROBOT_IFACE]).unwrap();
@@ -229,6 +237,17 @@ fn bad_input_is_named_and_changes_nothing() {
         return;
     }
     let ns = Namespace::create(&bauxite_netlab::unique_name("bad")).unwrap();
+    let out = Command::new("setpriv")
+        .args(["--reuid", "65534", "--regid", "65534", "--clear-groups", BIN, "up", "--iface", "lo"])
+        .output()
+        .expect("run setpriv (util-linux)");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("run it as root"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     let out = bauxite(&ns, &["up", "--iface", "nonesuch0"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no network interface called `nonesuch0`"));
@@ -360,6 +379,8 @@ fn the_xdp_gateway_drops_bulk_before_it_is_forwarded() {
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tb = testbed(50_000_000);
+    // The gateway box is the bottleneck now: Bauxite's lanes replace the modem's FIFO.
+    tb.link.tc(&["qdisc", "del", "dev", "to-base", "root"]).unwrap();
     let _daemon = {
         let daemon = Daemon(
             Command::new("ip")
@@ -389,4 +410,17 @@ fn the_xdp_gateway_drops_bulk_before_it_is_forwarded() {
     assert_eq!(json["shaper"]["lanes"][0]["gateway_drops"], 0, "never critical traffic");
     assert!(summary.p99 < 2.0, "critical through the gateway: {summary}");
     assert_eq!(m.lost_in_window, 0, "no critical message lost");
+
+    // `down` while the daemon runs: it asks the daemon to stop and the daemon cleans up.
+    let out = bauxite(&tb.link, &["down", "--iface", "to-base"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("stopped daemon"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let qdisc = tb.link.tc(&["qdisc", "show", "dev", "to-base"]).unwrap();
+    assert!(!qdisc.contains("htb"), "{qdisc}");
+    let xdp = tb.link.ip(&["link", "show", "to-robot"]).unwrap();
+    assert!(!xdp.contains("xdp"), "the XDP program left with its daemon: {xdp}");
 }

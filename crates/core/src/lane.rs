@@ -61,6 +61,9 @@ impl FromStr for Dscp {
     fn from_str(text: &str) -> Result<Self, Self::Err> {
         let t = text.trim().to_ascii_lowercase();
         let bad = || format!("`{text}` is not a DSCP: expected 0..=63 or a name like ef, af42, cs1, be");
+        if !t.is_ascii() {
+            return Err(bad());
+        }
         if let Ok(n) = t.parse::<u8>() {
             return Dscp::new(n).ok_or_else(bad);
         }
@@ -283,7 +286,7 @@ mod tests {
         assert_eq!("ef".parse::<Dscp>().unwrap().value(), 46);
         assert_eq!("be".parse::<Dscp>().unwrap().value(), 0);
         assert_eq!("63".parse::<Dscp>().unwrap().value(), 63);
-        for bad in ["64", "af51", "af14", "cs8", "xx"] {
+        for bad in ["64", "af51", "af14", "cs8", "xx", "afé", "cš"] {
             assert!(bad.parse::<Dscp>().is_err(), "{bad}");
         }
     }

@@ -407,6 +407,45 @@ impl Profile {
                 return Err(ProfileError::new(k, Some(v.to_string()), "must be a non-negative number"));
             }
         }
+        let bounded = [
+            (
+                "congestion.poll_interval",
+                self.congestion.poll_interval,
+                Duration::from_millis(1),
+                Duration::from_millis(100),
+            ),
+            ("congestion.enter_delay", self.congestion.enter_delay, Duration::ZERO, Duration::from_secs(10)),
+            ("congestion.exit_hold", self.congestion.exit_hold, Duration::ZERO, Duration::from_secs(600)),
+            ("early_drop.target", self.early_drop.target, Duration::ZERO, Duration::from_secs(10)),
+            (
+                "early_drop.update_interval",
+                self.early_drop.update_interval,
+                Duration::from_millis(1),
+                Duration::from_secs(1),
+            ),
+            ("early_drop.max_burst", self.early_drop.max_burst, Duration::ZERO, Duration::from_secs(10)),
+            (
+                "auto_rate.probe_interval",
+                self.auto_rate.probe_interval,
+                Duration::from_millis(1),
+                Duration::from_secs(1),
+            ),
+            ("auto_rate.delay_threshold", self.auto_rate.delay_threshold, Duration::ZERO, Duration::from_secs(10)),
+            ("auto_rate.decrease_holdoff", self.auto_rate.decrease_holdoff, Duration::ZERO, Duration::from_secs(60)),
+        ];
+        for (key, value, min, max) in bounded {
+            if value < min || value > max {
+                return Err(ProfileError::new(
+                    key,
+                    Some(crate::units::format_duration(value)),
+                    format!(
+                        "must lie between {} and {} (the daemon's 1 s lease and its control loop need it)",
+                        crate::units::format_duration(min.max(Duration::from_nanos(1))),
+                        crate::units::format_duration(max)
+                    ),
+                ));
+            }
+        }
         let ar = &self.auto_rate;
         if ar.min_rate > ar.max_rate {
             return Err(ProfileError::new(
@@ -486,6 +525,10 @@ mod tests {
         let mut p = Profile::robot();
         p.lanes[1].name = "critical".into();
         assert_eq!(p.validate().unwrap_err().key, "lanes[1].name");
+
+        let mut p = Profile::robot();
+        p.congestion.poll_interval = Duration::from_secs(2);
+        assert_eq!(p.validate().unwrap_err().key, "congestion.poll_interval");
 
         let mut p = Profile::robot();
         p.rate = RateSetting::Auto;

@@ -111,6 +111,9 @@ impl FromStr for BitRate {
         if !bps.is_finite() || bps < 1.0 {
             return Err(UnitError::NotPositive { text: text.to_string() });
         }
+        if bps > 1e12 {
+            return Err(malformed());
+        }
         Ok(Self(bps.round() as u64))
     }
 }
@@ -143,7 +146,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, UnitError> {
     if !secs.is_finite() || secs <= 0.0 {
         return Err(UnitError::NotPositive { text: text.to_string() });
     }
-    Ok(Duration::from_secs_f64(secs))
+    Duration::try_from_secs_f64(secs).map_err(|_| malformed())
 }
 
 /// Formats a duration the way [`parse_duration`] reads it back.
@@ -278,6 +281,7 @@ mod tests {
         assert_eq!(parse_duration("250us").unwrap(), Duration::from_micros(250));
         assert!(parse_duration("0s").is_err());
         assert!(parse_duration("10parsecs").is_err());
+        assert!(parse_duration("1e300s").is_err(), "too long to represent: an error, not a panic");
         assert_eq!(format_duration(Duration::from_millis(150)), "150ms");
         assert_eq!(format_duration(Duration::from_secs(3)), "3s");
     }

@@ -258,6 +258,31 @@ fn bulk_is_dropped_early_only_when_congested() {
 }
 
 #[test]
+fn arp_and_icmp_are_never_shed_even_in_a_droppable_default_lane() {
+    if !root_or_skip("arp_and_icmp_are_never_shed_even_in_a_droppable_default_lane") {
+        return;
+    }
+    let mut dp = robot_datapath();
+    set_control(&mut dp, true);
+    let mut set = dp.maps.rules().unwrap();
+    set.default_lane = 2; // the droppable bulk lane
+    dp.maps.set_rules(&set).unwrap();
+    let mut bulk = dp.maps.lane(2).unwrap();
+    bulk.drop_prob = u32::MAX;
+    dp.maps.set_lane(2, &bulk).unwrap();
+    let mut arp = vec![0xff; 12];
+    arp.extend_from_slice(&[0x08, 0x06]);
+    arp.extend_from_slice(&[0; 28]);
+    let icmp = FrameSpec { protocol: 1, payload: 56, ..Default::default() }.build();
+    let icmpv6 = FrameSpec { ipv6: true, protocol: 58, payload: 32, ..Default::default() }.build();
+    for (name, frame) in [("arp", arp), ("icmp", icmp), ("icmpv6", icmpv6)] {
+        let out = dp.run_classifier(&frame, 1).unwrap();
+        assert_eq!((out.verdict, out.priority), (TC_ACT_UNSPEC, BULK), "{name}");
+    }
+    assert_eq!(dp.run_classifier(&udp(5000).build(), 1).unwrap().verdict, TC_ACT_SHOT, "other default traffic is shed");
+}
+
+#[test]
 fn an_expired_lease_makes_the_classifier_step_aside() {
     if !root_or_skip("an_expired_lease_makes_the_classifier_step_aside") {
         return;

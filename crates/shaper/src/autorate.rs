@@ -212,10 +212,11 @@ pub fn run_reflector(socket: &UdpSocket, stop: &AtomicBool) -> std::io::Result<u
     let mut answered = 0;
     while !stop.load(Ordering::Relaxed) {
         match socket.recv_from(&mut buffer) {
-            Ok((n, from)) if n >= PROBE_LEN && buffer[..4] == PROBE_MAGIC => {
-                socket.send_to(&buffer[..n], from)?;
-                answered += 1;
-            }
+            Ok((n, from)) if n >= PROBE_LEN && buffer[..4] == PROBE_MAGIC => match socket.send_to(&buffer[..n], from) {
+                Ok(_) => answered += 1,
+                // An unreachable sender or a full buffer loses one answer, not the reflector.
+                Err(e) => tracing::debug!("answering {from}: {e}"),
+            },
             Ok(_) => {}
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
             Err(e) => return Err(e),

@@ -131,10 +131,12 @@ impl Controller {
 
         let mut condition = false;
         for (lane, sample) in self.lanes.iter_mut().zip(samples) {
+            // A counter that went backwards was reset (the class was recreated): skip it.
             if let (Some(dt), Some(last)) = (dt, lane.last_bytes)
                 && !dt.is_zero()
+                && sample.sent_bytes >= last
             {
-                let instant = sample.sent_bytes.saturating_sub(last) as f64 * 8.0 / dt.as_secs_f64();
+                let instant = (sample.sent_bytes - last) as f64 * 8.0 / dt.as_secs_f64();
                 // The first measurement is taken as it is; later ones are averaged.
                 let weight =
                     if lane.rate_measured { 1.0 - (-dt.as_secs_f64() / RATE_TAU.as_secs_f64()).exp() } else { 1.0 };
@@ -244,6 +246,19 @@ mod tests {
         run(&mut ctl, 3_000, 6_000, 0);
         assert!(!ctl.congested());
         assert_eq!(ctl.verdicts()[2].drop_probability, 0.0);
+    }
+
+    #[test]
+    fn a_counter_reset_is_not_a_rate() {
+        let mut ctl = controller();
+        run(&mut ctl, 0, 500, 0);
+        let sample = |sent| {
+            [LaneSample::default(), LaneSample::default(), LaneSample { sent_bytes: sent, ..Default::default() }]
+        };
+        ctl.observe(Duration::from_millis(500), &sample(10)); // the class was recreated
+        assert!((ctl.verdicts()[2].rate_bps - 1.2e6).abs() < 0.1e6, "{:?}", ctl.verdicts()[2]);
+        ctl.observe(Duration::from_millis(510), &sample(10 + 1500));
+        assert!((ctl.verdicts()[2].rate_bps - 1.2e6).abs() < 0.1e6, "{:?}", ctl.verdicts()[2]);
     }
 
     #[test]

@@ -128,10 +128,23 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
     };
     let mut rate = profile.shaped_rate(link_rate);
 
+    let ns = Netns::current();
+    if let Some(previous) = state::load(&iface).ok().flatten()
+        && previous.daemon_alive()
+    {
+        return Err(ShaperError::AlreadyRunning { iface, pid: previous.pid });
+    }
+    // Bauxite replaces the root qdisc: only the kernel's default (handle 0:) or its
+    // own leftover, never a tree someone configured on purpose.
+    if let Some((kind, major)) = tc::root_qdisc(&ns, &iface)?
+        && major != 0
+        && major != HTB_MAJOR
+    {
+        return Err(ShaperError::ForeignQdisc { iface, kind, handle: format!("{major:x}:") });
+    }
     // A previous daemon that was killed may have left its tree and settings behind.
     down(&iface)?;
 
-    let ns = Netns::current();
     let mut datapath = Datapath::load()?;
     datapath.maps.set_rules(&rule_set(&profile))?;
     for i in 0..profile.lanes.len() {
@@ -199,11 +212,12 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
         ..Default::default()
     };
 
-    let stop_probes = Arc::new(AtomicBool::new(false));
+    let session = Session { iface: iface.clone(), stop_probes: Arc::new(AtomicBool::new(false)) };
+    let stop_probes = &session.stop_probes;
     let mut auto = match reflector {
         Some(addr) => {
             let (tx, rx) = std::sync::mpsc::channel();
-            autorate::start_prober(addr, profile.auto_rate.probe_interval, tx, Arc::clone(&stop_probes))
+            autorate::start_prober(addr, profile.auto_rate.probe_interval, tx, Arc::clone(stop_probes))
                 .map_err(|e| ShaperError::Io(format!("starting rate probes to {addr}"), e))?;
             info!(iface, reflector = %addr, "rate: auto, probing the link");
             Some(AutoRate {
@@ -222,13 +236,19 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
     let mut last_status = Instant::now() - STATUS_INTERVAL;
     let mut written_probs = vec![0u32; profile.lanes.len()];
     let poll = profile.congestion.poll_interval;
-    let classids: Vec<u32> = (0..profile.lanes.len()).map(|i| classid(HTB_MAJOR, lane_minor(i))).collect();
 
     while !stop.load(Ordering::Relaxed) {
         let classes =
             reader.dump(index).map_err(|e| ShaperError::Io(format!("reading class statistics of {iface}"), e))?;
-        let lane_classes: Vec<ClassStats> =
-            classids.iter().map(|id| classes.iter().find(|c| c.classid == *id).copied().unwrap_or_default()).collect();
+        let Some(lane_classes) = lane_classes(&classes, profile.lanes.len()) else {
+            // Someone removed or replaced our tree: the kernel programs keep steering,
+            // but there is nothing to measure; say so and keep the lease alive.
+            warn!(iface, "Bauxite's HTB classes are missing from {iface}; not measuring");
+            control.heartbeat_ns = monotonic_ns();
+            datapath.maps.set_control(&control)?;
+            std::thread::sleep(poll.max(Duration::from_millis(100)));
+            continue;
+        };
         let samples: Vec<LaneSample> = lane_classes
             .iter()
             .map(|c| LaneSample {
@@ -292,13 +312,17 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
         std::thread::sleep(poll);
     }
 
-    stop_probes.store(true, Ordering::Relaxed);
     info!(iface, "shutting down");
     datapath.detach()?;
     drop(datapath);
     installed.undo();
-    state::remove(&iface).map_err(|e| ShaperError::Io("removing the state file".into(), e))?;
+    drop(session);
     Ok(())
+}
+
+/// The classes of the first `lanes` lanes, in lane order; `None` if any is missing.
+fn lane_classes(classes: &[ClassStats], lanes: usize) -> Option<Vec<ClassStats>> {
+    (0..lanes).map(|i| classes.iter().find(|c| c.classid == classid(HTB_MAJOR, lane_minor(i))).copied()).collect()
 }
 
 fn fill_status(
@@ -327,6 +351,22 @@ fn fill_status(
         lane.rate_bps = v.rate_bps;
         lane.queue_delay_ms = v.queue_delay.as_secs_f64() * 1e3;
         lane.drop_probability = v.drop_probability;
+    }
+}
+
+/// What a running daemon owns besides the interface: its probe threads and its state
+/// file. Dropped on every way out of the loop, errors included.
+struct Session {
+    iface: String,
+    stop_probes: Arc<AtomicBool>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.stop_probes.store(true, Ordering::Relaxed);
+        if let Err(e) = state::remove(&self.iface) {
+            warn!("removing the state file of {}: {e}", self.iface);
+        }
     }
 }
 
@@ -371,6 +411,29 @@ pub struct DownReport {
     pub removed_state: bool,
 }
 
+impl std::fmt::Display for DownReport {
+    /// "stopped daemon 1234, removed the HTB tree, restored gso_max_size 65536, ..."
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut done = Vec::new();
+        if let Some(pid) = self.stopped_daemon {
+            done.push(format!("stopped daemon {pid}"));
+        }
+        if self.removed_filter {
+            done.push("removed the clsact filter".into());
+        }
+        if self.removed_htb {
+            done.push("removed the HTB tree".into());
+        }
+        if let Some(gso) = self.restored_gso {
+            done.push(format!("restored gso_max_size {gso}"));
+        }
+        if self.removed_state {
+            done.push("removed the state file".into());
+        }
+        if done.is_empty() { f.write_str("nothing to remove") } else { f.write_str(&done.join(", ")) }
+    }
+}
+
 impl DownReport {
     /// Whether anything was left to clean up.
     pub fn anything(&self) -> bool {
@@ -389,7 +452,14 @@ pub fn down(iface: &str) -> Result<DownReport, ShaperError> {
     ifindex(iface)?;
     let ns = Netns::current();
     let mut report = DownReport::default();
-    let previous = state::load(iface).ok().flatten();
+    let previous = match state::load(iface) {
+        Ok(previous) => previous,
+        Err(e) => {
+            warn!("{e}; removing it");
+            state::remove(iface).map_err(|e| ShaperError::Io("removing the state file".into(), e))?;
+            None
+        }
+    };
     if let Some(prev) = &previous
         && prev.daemon_alive()
         && prev.pid != std::process::id()
@@ -403,6 +473,9 @@ pub fn down(iface: &str) -> Result<DownReport, ShaperError> {
         let deadline = Instant::now() + Duration::from_secs(3);
         while prev.daemon_alive() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
+        }
+        if prev.daemon_alive() {
+            return Err(ShaperError::AlreadyRunning { iface: iface.to_string(), pid: prev.pid });
         }
         report.stopped_daemon = Some(prev.pid);
     }
@@ -456,13 +529,12 @@ pub fn status(iface: &str) -> Result<StatusReport, ShaperError> {
     if let Some(s) = shaper.as_mut()
         && htb_installed
         && let Ok(classes) = ClassStatsReader::new().and_then(|mut r| r.dump(index))
+        && let Some(lane_classes) = lane_classes(&classes, s.lanes.len())
     {
-        for (i, lane) in s.lanes.iter_mut().enumerate() {
-            if let Some(c) = classes.iter().find(|c| c.classid == classid(HTB_MAJOR, lane_minor(i))) {
-                lane.queue_drops = c.drops;
-                lane.backlog_bytes = u64::from(c.backlog);
-                lane.backlog_packets = u64::from(c.qlen);
-            }
+        for (lane, c) in s.lanes.iter_mut().zip(lane_classes) {
+            lane.queue_drops = c.drops;
+            lane.backlog_bytes = u64::from(c.backlog);
+            lane.backlog_packets = u64::from(c.qlen);
         }
     }
     Ok(StatusReport { iface: iface.to_string(), daemon: daemon.into(), shaper, htb_installed, snapshot_age_ms })

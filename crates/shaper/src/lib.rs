@@ -32,6 +32,26 @@ pub enum ShaperError {
     /// The interface does not exist (in this network namespace).
     #[error("no network interface called `{0}` in this network namespace")]
     NoSuchInterface(String),
+    /// Another daemon runs on the interface (or did not stop when asked).
+    #[error("bauxite already runs on {iface} (pid {pid}); `bauxite down --iface {iface}` stops it")]
+    AlreadyRunning {
+        /// The interface.
+        iface: String,
+        /// The daemon's pid.
+        pid: u32,
+    },
+    /// The interface has a root qdisc someone configured, which `up` would replace.
+    #[error(
+        "{iface} has a root qdisc `{kind} {handle}` that Bauxite would replace; remove it first (tc qdisc del dev {iface} root)"
+    )]
+    ForeignQdisc {
+        /// The interface.
+        iface: String,
+        /// The qdisc's kind.
+        kind: String,
+        /// Its handle.
+        handle: String,
+    },
     /// The profile is invalid.
     #[error("invalid profile: {0}")]
     Profile(bauxite_core::ProfileError),

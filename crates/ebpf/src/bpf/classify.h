@@ -261,6 +261,9 @@ static __always_inline int bx_early_drop(const struct bx_control *ctl, const str
 {
 	if (!ctl->congested || !lane->droppable || p->tcp_control || lane->drop_prob == 0)
 		return 0;
+	/* ARP, neighbour discovery and ICMP keep every lane reachable: never shed them. */
+	if (!p->ip_version || p->ip_proto == IPPROTO_ICMP || p->ip_proto == IPPROTO_ICMPV6)
+		return 0;
 	return bpf_get_prandom_u32() < lane->drop_prob;
 }
 
