@@ -12,6 +12,7 @@ pub mod stats;
 pub mod testbed;
 pub mod traffic;
 pub mod video;
+pub mod workload;
 
 /// The clock of every probe timestamp: `CLOCK_MONOTONIC`, shared by all namespaces of a host.
 pub use bauxite_ebpf::monotonic_ns;

@@ -1,0 +1,228 @@
+//! The seed-000 robot workload on a [`ChainTestbed`]: navigation corrections (UDP
+//! 7400, 20 Hz), steering commands (UDP 7401, 50 Hz), telemetry (UDP 7410, 10 Hz) and
+//! an H.264-like video stream (TCP 8080, about 3.5 Mbit/s) from robot to base, and a
+//! 100 Hz control loop on the base that consumes the newest correction.
+//!
+//! A correction's *update delay* is the time from its sending to the first control
+//! loop tick that consumes it: its latency plus the wait for the next tick.
+
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::monotonic_ns;
+use crate::testbed::{BASE_ADDR, ChainTestbed};
+use crate::traffic::{self, Arrival, UdpStream};
+use crate::video::{self, FrameArrival, VideoSendLog, VideoSpec};
+
+/// One periodic UDP stream of the workload.
+#[derive(Clone, Debug)]
+pub struct StreamSpec {
+    /// What it carries, e.g. `steering`.
+    pub name: String,
+    /// Its destination port (and stream id).
+    pub port: u16,
+    /// Messages per second.
+    pub rate_hz: f64,
+    /// UDP payload bytes.
+    pub size: usize,
+}
+
+/// The whole workload.
+#[derive(Clone, Debug)]
+pub struct WorkloadSpec {
+    /// The UDP streams.
+    pub streams: Vec<StreamSpec>,
+    /// The stream whose newest message the control loop consumes.
+    pub correction_port: u16,
+    /// Control loop ticks per second.
+    pub control_loop_hz: f64,
+    /// The video.
+    pub video: VideoSpec,
+    /// The video's TCP port.
+    pub video_port: u16,
+    /// The video sender's TCP congestion control.
+    pub congestion_control: String,
+}
+
+impl Default for WorkloadSpec {
+    /// Seed 000's workload.
+    fn default() -> Self {
+        let stream = |name: &str, port, rate_hz, size| StreamSpec { name: name.into(), port, rate_hz, size };
+        Self {
+            streams: vec![
+                stream("navigation", 7400, 20.0, 96),
+                stream("steering", 7401, 50.0, 64),
+                stream("telemetry", 7410, 10.0, 512),
+            ],
+            correction_port: 7400,
+            control_loop_hz: 100.0,
+            video: VideoSpec::default(),
+            video_port: 8080,
+            congestion_control: traffic::STANDARD_CONGESTION_CONTROL.into(),
+        }
+    }
+}
+
+/// One consumption of a new correction by the control loop.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ControlUpdate {
+    /// The tick's time (`CLOCK_MONOTONIC` ns).
+    pub tick_ns: u64,
+    /// The correction's sequence number.
+    pub seq: u32,
+    /// Tick time minus the correction's send time, ms.
+    pub delay_ms: f64,
+}
+
+/// What a run of the workload measured.
+#[derive(Clone, Debug, Default)]
+pub struct WorkloadResult {
+    /// Per stream (in spec order): the messages that arrived.
+    pub arrivals: Vec<Vec<Arrival>>,
+    /// Per stream: messages sent.
+    pub sent: Vec<u32>,
+    /// Video frames delivered.
+    pub frames: Vec<FrameArrival>,
+    /// What the video encoder did.
+    pub video: VideoSendLog,
+    /// The control loop's consumptions of new corrections.
+    pub updates: Vec<ControlUpdate>,
+}
+
+/// A workload running on a testbed until [`RunningWorkload::stop`].
+pub struct RunningWorkload {
+    /// Stops the senders.
+    send_stop: Arc<AtomicBool>,
+    /// Stops the receivers and the control loop, after the drain time.
+    receive_stop: Arc<AtomicBool>,
+    receivers: Vec<JoinHandle<(Vec<Arrival>, u64)>>,
+    senders: Vec<JoinHandle<u32>>,
+    video_rx: JoinHandle<Vec<FrameArrival>>,
+    video_tx: JoinHandle<VideoSendLog>,
+    control: JoinHandle<Vec<ControlUpdate>>,
+}
+
+/// The newest correction received: its sequence number and send time.
+type Newest = Arc<Mutex<Option<(u32, u64)>>>;
+
+impl RunningWorkload {
+    /// Starts receivers in `base`, then senders in `robot`.
+    pub fn start(tb: &ChainTestbed, spec: &WorkloadSpec) -> std::io::Result<Self> {
+        let (send_stop, stop) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
+        let newest: Newest = Arc::new(Mutex::new(None));
+        let mut receivers = Vec::new();
+        for s in &spec.streams {
+            let port = s.port;
+            let socket = tb.base.run(move || UdpSocket::bind((BASE_ADDR, port)))?;
+            let (stop, newest) = (stop.clone(), newest.clone());
+            let tracks_corrections = port == spec.correction_port;
+            receivers.push(tb.base.spawn(move || {
+                if tracks_corrections {
+                    receive_tracking_newest(&socket, &stop, &newest)
+                } else {
+                    traffic::receive_udp(&socket, &stop)
+                }
+            }));
+        }
+        let video_port = spec.video_port;
+        let listener = tb.base.run(move || TcpListener::bind((BASE_ADDR, video_port)))?;
+        let video_stop = stop.clone();
+        let video_rx = tb.base.spawn(move || match listener.accept() {
+            Ok((stream, _)) => video::receive_video(stream, &video_stop),
+            Err(_) => Vec::new(),
+        });
+        let control = {
+            let (stop, newest, hz) = (stop.clone(), newest.clone(), spec.control_loop_hz);
+            tb.base.spawn(move || control_loop(hz, &stop, &newest))
+        };
+        let senders = spec
+            .streams
+            .iter()
+            .map(|s| {
+                let stream = UdpStream {
+                    stream: s.port,
+                    dst: SocketAddr::from((BASE_ADDR, s.port)),
+                    rate_hz: s.rate_hz,
+                    size: s.size,
+                };
+                let stop = send_stop.clone();
+                tb.robot.spawn(move || {
+                    let socket = UdpSocket::bind("0.0.0.0:0").expect("bind a UDP sender");
+                    traffic::send_udp(&socket, &stream, &stop)
+                })
+            })
+            .collect();
+        let (video_spec, cc, tx_stop) = (spec.video.clone(), spec.congestion_control.clone(), send_stop.clone());
+        let video_tx = tb.robot.spawn(move || {
+            let stream = TcpStream::connect((BASE_ADDR, video_port)).expect("connect the video stream");
+            traffic::set_congestion_control(&stream, &cc).expect("set the video's congestion control");
+            video::send_video(stream, &video_spec, &tx_stop)
+        });
+        Ok(Self { send_stop, receive_stop: stop, receivers, senders, video_rx, video_tx, control })
+    }
+
+    /// Stops senders, waits `drain` for messages in flight, stops receivers and
+    /// returns what was measured.
+    pub fn stop(self, drain: Duration) -> WorkloadResult {
+        self.send_stop.store(true, Ordering::Relaxed);
+        let sent = self.senders.into_iter().map(|h| h.join().expect("sender")).collect();
+        let video = self.video_tx.join().expect("video sender");
+        std::thread::sleep(drain);
+        self.receive_stop.store(true, Ordering::Relaxed);
+        WorkloadResult {
+            arrivals: self.receivers.into_iter().map(|h| h.join().expect("receiver").0).collect(),
+            sent,
+            frames: self.video_rx.join().expect("video receiver"),
+            video,
+            updates: self.control.join().expect("control loop"),
+        }
+    }
+}
+
+fn receive_tracking_newest(socket: &UdpSocket, stop: &AtomicBool, newest: &Newest) -> (Vec<Arrival>, u64) {
+    socket.set_read_timeout(Some(Duration::from_millis(50))).expect("set a read timeout");
+    let mut buffer = vec![0u8; 2048];
+    let mut arrivals = Vec::new();
+    let mut malformed = 0;
+    while !stop.load(Ordering::Relaxed) {
+        if let Ok(n) = socket.recv(&mut buffer) {
+            match crate::probe::ProbeHeader::decode(&buffer[..n]) {
+                Ok(header) => {
+                    arrivals.push(Arrival { header, received_ns: monotonic_ns() });
+                    let mut slot = newest.lock().expect("newest correction");
+                    if slot.is_none_or(|(seq, _)| header.seq > seq) {
+                        *slot = Some((header.seq, header.sent_ns));
+                    }
+                }
+                Err(_) => malformed += 1,
+            }
+        }
+    }
+    (arrivals, malformed)
+}
+
+fn control_loop(hz: f64, stop: &AtomicBool, newest: &Newest) -> Vec<ControlUpdate> {
+    let period = Duration::from_secs_f64(1.0 / hz);
+    let start = Instant::now();
+    let mut tick = 0u32;
+    let mut consumed: Option<u32> = None;
+    let mut updates = Vec::new();
+    while !stop.load(Ordering::Relaxed) {
+        if let Some(wait) = (start + period * tick).checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        tick += 1;
+        let now = monotonic_ns();
+        let current = *newest.lock().expect("newest correction");
+        if let Some((seq, sent_ns)) = current
+            && consumed.is_none_or(|c| seq > c)
+        {
+            consumed = Some(seq);
+            updates.push(ControlUpdate { tick_ns: now, seq, delay_ms: now.saturating_sub(sent_ns) as f64 / 1e6 });
+        }
+    }
+    updates
+}
