@@ -2,6 +2,7 @@
 //! testbed (needs root: network namespaces and eBPF).
 
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::path::PathBuf;
 use std::process::{Child, Command, Output};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -11,6 +12,7 @@ use bauxite_core::{BitRate, Profile, RateSetting};
 use bauxite_netlab::monotonic_ns;
 use bauxite_netlab::testbed::{BASE_ADDR, ROBOT_IFACE};
 use bauxite_netlab::traffic::{self, StopFlag, UdpStream};
+use bauxite_netlab::workload::{RunningWorkload, WorkloadSpec};
 use bauxite_netlab::{Bottleneck, ChainOptions, ChainTestbed, Namespace, Summary, root_or_skip};
 
 /// These tests measure latency: run them one at a time so they do not load each other.
@@ -45,23 +47,31 @@ impl Drop for Daemon {
     }
 }
 
-fn spawn_up(ns: &Namespace, args: &[&str]) -> Daemon {
+/// Starts `bauxite up --iface IFACE ARGS…` in `ns` and waits until it runs.
+fn spawn_up(ns: &Namespace, iface: &str, args: &[&str]) -> Daemon {
     let daemon = Daemon(
         Command::new("ip")
-            .args(["netns", "exec", ns.name(), BIN, "up", "--iface", ROBOT_IFACE])
+            .args(["netns", "exec", ns.name(), BIN, "up", "--iface", iface])
             .args(args)
             .spawn()
             .expect("start bauxite up"),
     );
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let out = bauxite(ns, &["status", "--iface", ROBOT_IFACE, "--json"]);
+        let out = bauxite(ns, &["status", "--iface", iface, "--json"]);
         if String::from_utf8_lossy(&out.stdout).contains("\"daemon\": \"running\"") {
             return daemon;
         }
         assert!(Instant::now() < deadline, "bauxite up did not come up: {}", String::from_utf8_lossy(&out.stderr));
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Writes `profile` as a config file (JSON is YAML) that `--config` reads.
+fn write_config(profile: &Profile) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("{}.yaml", bauxite_netlab::unique_name("profile")));
+    std::fs::write(&path, serde_json::to_string(profile).unwrap()).unwrap();
+    path
 }
 
 /// Critical UDP at 50 Hz and a TCP flood from robot to base for `warmup + window`;
@@ -152,9 +162,8 @@ fn critical_latency_under_a_tcp_flood_with_and_without_bauxite() {
     let mut profile = Profile::robot();
     profile.rate = RateSetting::Fixed(rate);
     profile.headroom = 1.0;
-    let config = std::env::temp_dir().join(format!("{}.yaml", bauxite_netlab::unique_name("robot")));
-    std::fs::write(&config, serde_json::to_string(&profile).unwrap()).unwrap(); // JSON is YAML
-    let mut daemon = spawn_up(&tb.robot, &["--config", config.to_str().unwrap()]);
+    let config = write_config(&profile);
+    let mut daemon = spawn_up(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap()]);
     let shaped = measure(&tb, Duration::from_secs(4), Duration::from_secs(10));
     let shaped_summary = Summary::of(&shaped.latencies_ms);
     let status = bauxite(&tb.robot, &["status", "--iface", ROBOT_IFACE]);
@@ -188,7 +197,7 @@ fn a_killed_daemon_leaves_traffic_flowing_and_down_cleans_up() {
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tb = testbed(1_500_000);
-    let mut daemon = spawn_up(&tb.robot, &["--rate", "1.5mbit"]);
+    let mut daemon = spawn_up(&tb.robot, ROBOT_IFACE, &["--rate", "1.5mbit"]);
 
     // Kill it while the link is saturated.
     let stop: StopFlag = Arc::new(false.into());
@@ -288,34 +297,9 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     // The emulated link's RTT jitter is about a millisecond: a 3 ms threshold is
     // safe here and catches a queue of one frame (8 ms at 1.5 Mbit/s).
     profile.auto_rate.delay_threshold = Duration::from_millis(3);
-    let config = std::env::temp_dir().join(format!("{}.yaml", bauxite_netlab::unique_name("auto")));
-    std::fs::write(&config, serde_json::to_string(&profile).unwrap()).unwrap();
-    let _daemon = spawn_up(&tb.robot, &["--config", config.to_str().unwrap()]);
-
-    let stop: StopFlag = Arc::new(false.into());
-    let udp_rx = tb.base.run(|| UdpSocket::bind((BASE_ADDR, CRITICAL_PORT)).expect("bind UDP"));
-    let tcp_rx = tb.base.run(|| TcpListener::bind((BASE_ADDR, VIDEO_PORT)).expect("bind TCP"));
-    let (s1, s2, s3, s4) = (stop.clone(), stop.clone(), stop.clone(), stop.clone());
-    let receiver = tb.base.spawn(move || traffic::receive_udp(&udp_rx, &s1));
-    let video_rx = tb.base.spawn(move || {
-        let (stream, _) = tcp_rx.accept().expect("accept video");
-        bauxite_netlab::video::receive_video(stream, &s2)
-    });
-    let video_tx = tb.robot.spawn(move || {
-        let stream = TcpStream::connect((BASE_ADDR, VIDEO_PORT)).expect("connect video");
-        traffic::set_congestion_control(&stream, traffic::STANDARD_CONGESTION_CONTROL).expect("use CUBIC");
-        bauxite_netlab::video::send_video(stream, &bauxite_netlab::video::VideoSpec::default(), &s3)
-    });
-    let sender = tb.robot.spawn(move || {
-        let socket = UdpSocket::bind("0.0.0.0:0").expect("bind UDP sender");
-        let spec = UdpStream {
-            stream: CRITICAL_PORT,
-            dst: SocketAddr::from((BASE_ADDR, CRITICAL_PORT)),
-            rate_hz: 50.0,
-            size: 64,
-        };
-        traffic::send_udp(&socket, &spec, &s4)
-    });
+    let config = write_config(&profile);
+    let _daemon = spawn_up(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap()]);
+    let workload = RunningWorkload::start(&tb, &WorkloadSpec::default()).expect("start the workload");
 
     std::thread::sleep(Duration::from_secs(5));
     let drop_ns = monotonic_ns();
@@ -334,12 +318,9 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     let final_json: serde_json::Value =
         serde_json::from_slice(&bauxite(&tb.robot, &["status", "--iface", ROBOT_IFACE, "--json"]).stdout).unwrap();
     let final_estimate = final_json["shaper"]["link_rate_bps"].as_f64().unwrap();
-    stop.store(true, Ordering::Relaxed);
-    sender.join().unwrap();
-    let sent = video_tx.join().unwrap();
-    let frames = video_rx.join().unwrap();
-    let (arrivals, _) = receiver.join().unwrap();
+    let result = workload.stop(Duration::from_millis(500));
     std::fs::remove_file(config).ok();
+    let arrivals = &result.arrivals[1]; // steering, UDP 7401
 
     let after = |from_s: f64| -> Vec<f64> {
         let from = drop_ns + (from_s * 1e9) as u64;
@@ -353,7 +334,8 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
         .max();
     let protect = last_slow.map_or(Duration::ZERO, |t| Duration::from_nanos(t - drop_ns));
     let settled = Summary::of(&after(5.0));
-    let late_frames = frames.iter().filter(|f| f.sent_ns >= drop_ns + 5_000_000_000).count();
+    let late_frames = result.frames.iter().filter(|f| f.sent_ns >= drop_ns + 5_000_000_000).count();
+    let sent = result.video;
     eprintln!(
         "auto rate: estimate at or under 1.5 Mbit/s {reaction:?} after the drop; critical back under 2 ms after {protect:?}; \
          critical from 5 s after the drop: {settled} ms; video {sent:?}, {late_frames} frames delivered in the last 10 s\n{}",
@@ -381,23 +363,7 @@ fn the_xdp_gateway_drops_bulk_before_it_is_forwarded() {
     let tb = testbed(50_000_000);
     // The gateway box is the bottleneck now: Bauxite's lanes replace the modem's FIFO.
     tb.link.tc(&["qdisc", "del", "dev", "to-base", "root"]).unwrap();
-    let _daemon = {
-        let daemon = Daemon(
-            Command::new("ip")
-                .args(["netns", "exec", tb.link.name(), BIN, "up", "--iface", "to-base", "--gateway-iface", "to-robot"])
-                .args(["--rate", "1.5mbit"])
-                .spawn()
-                .expect("start bauxite up on the gateway"),
-        );
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !String::from_utf8_lossy(&bauxite(&tb.link, &["status", "--iface", "to-base", "--json"]).stdout)
-            .contains("\"daemon\": \"running\"")
-        {
-            assert!(Instant::now() < deadline, "the gateway did not come up");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        daemon
-    };
+    let _daemon = spawn_up(&tb.link, "to-base", &["--gateway-iface", "to-robot", "--rate", "1.5mbit"]);
     let m = measure(&tb, Duration::from_secs(3), Duration::from_secs(6));
     let summary = Summary::of(&m.latencies_ms);
     let out = bauxite(&tb.link, &["status", "--iface", "to-base", "--json"]);
