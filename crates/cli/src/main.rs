@@ -36,6 +36,21 @@ enum Command {
         #[arg(long)]
         gateway_iface: Option<String>,
     },
+    /// The seed-000 reference demo: the standard stack against Bauxite on a link that drops to 1.5 Mbit/s.
+    Demo {
+        /// Trials (each runs both phases).
+        #[arg(long, default_value_t = 10)]
+        trials: u32,
+        /// Seconds per phase.
+        #[arg(long, default_value_t = 20)]
+        duration: u64,
+        /// Phase 2's shaper rate (e.g. 1.5mbit); by default found with `rate: auto`.
+        #[arg(long)]
+        rate: Option<bauxite_core::BitRate>,
+        /// Where results go.
+        #[arg(long, default_value = "bauxite-demo")]
+        out: PathBuf,
+    },
     /// Remove everything Bauxite attached to an interface (idempotent).
     Down {
         /// The interface.
@@ -96,6 +111,29 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tracing::info!(port, "reflecting rate probes");
             let answered = bauxite_shaper::autorate::run_reflector(&socket, &*stop_on_signals()?)?;
             tracing::info!(answered, "reflector stopped");
+        }
+        Command::Demo { trials, duration, rate, out } => {
+            anyhow::ensure!(trials >= 1, "--trials must be at least 1");
+            anyhow::ensure!(
+                duration >= 8,
+                "--duration must be at least 8 s: the link drops at 5 s and figures start 1 s later"
+            );
+            bauxite_shaper::daemon::require_root(
+                "`bauxite demo` builds network namespaces and attaches eBPF programs in them",
+            )?;
+            let options = bauxite_demo::DemoOptions {
+                trials,
+                duration: std::time::Duration::from_secs(duration),
+                drop_at: std::time::Duration::from_secs(5),
+                fast: bauxite_core::BitRate::from_bps(50_000_000),
+                slow: bauxite_core::BitRate::from_bps(1_500_000),
+                rate,
+                out: out.clone(),
+                exe: std::env::current_exe().context("locating the bauxite binary")?,
+            };
+            bauxite_demo::run(&options, |step| eprintln!("bauxite demo: {step}"))?;
+            print!("{}", std::fs::read_to_string(out.join("summary.md"))?);
+            eprintln!("bauxite demo: results in {}", out.display());
         }
         Command::Down { iface } => {
             let report = bauxite_shaper::down(&iface)?;

@@ -326,7 +326,6 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
         let from = drop_ns + (from_s * 1e9) as u64;
         arrivals.iter().filter(|a| a.header.sent_ns >= from).map(|a| a.latency_ms()).collect()
     };
-    // Time to protect: from the drop until the last critical message over 2 ms was sent.
     let last_slow = arrivals
         .iter()
         .filter(|a| a.header.sent_ns >= drop_ns && a.latency_ms() >= 2.0)
@@ -337,7 +336,7 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     let late_frames = result.frames.iter().filter(|f| f.sent_ns >= drop_ns + 5_000_000_000).count();
     let sent = result.video;
     eprintln!(
-        "auto rate: estimate at or under 1.5 Mbit/s {reaction:?} after the drop; critical back under 2 ms after {protect:?}; \
+        "auto rate: estimate at or under 1.5 Mbit/s {reaction:?} after the drop; last critical message over 2 ms {protect:?} after the drop; \
          critical from 5 s after the drop: {settled} ms; video {sent:?}, {late_frames} frames delivered in the last 10 s\n{}",
         String::from_utf8_lossy(&final_status.stdout)
     );

@@ -34,6 +34,12 @@ const NEAR_CEILING_STEP: f64 = 0.02;
 const NEAR_CEILING: f64 = 0.9;
 /// …up to this multiple of it, beyond which the link has evidently grown.
 const PAST_CEILING: f64 = 1.1;
+/// A standing queue deeper than this is drained at [`DRAIN_FRACTION`] of the link.
+const DEEP_QUEUE: Duration = Duration::from_millis(50);
+/// The fraction of the link rate a deep queue is drained at.
+const DRAIN_FRACTION: f64 = 0.5;
+/// RTT samples the queue's growth rate is fitted over (about 160 ms at 20 ms probes).
+const SLOPE_SAMPLES: usize = 8;
 /// Decreases closer together than this belong to one episode of a growing queue.
 const EPISODE_GAP: Duration = Duration::from_secs(2);
 /// How fast the baseline follows a lower RTT (1 = at once).
@@ -49,6 +55,10 @@ pub struct RateController {
     baseline: Option<Duration>,
     window: VecDeque<bool>,
     last_decrease: Option<Duration>,
+    /// While draining a deep queue: until when, and the rate to resume at.
+    drain: Option<(Duration, BitRate)>,
+    /// The latest (time, RTT) samples, for the slope of a growing queue.
+    recent: VecDeque<(Duration, Duration, bool)>,
     /// The rate at which the queue last grew: increases slow down near it, as the
     /// link is likely still there, and speed up again once clearly past it.
     ceiling: Option<BitRate>,
@@ -64,6 +74,8 @@ impl RateController {
             window: VecDeque::new(),
             last_decrease: None,
             ceiling: None,
+            recent: VecDeque::new(),
+            drain: None,
         }
     }
 
@@ -80,6 +92,14 @@ impl RateController {
     /// Takes one RTT sample at `now` with the rate the shaper achieved recently;
     /// returns the new rate if it changed.
     pub fn on_rtt(&mut self, now: Duration, rtt: Duration, achieved: BitRate) -> Option<BitRate> {
+        if let Some((until, resume)) = self.drain {
+            if now < until {
+                return None;
+            }
+            self.drain = None;
+            self.window.clear();
+            return self.set(resume);
+        }
         let baseline = *self.baseline.get_or_insert(rtt);
         let delayed = rtt.saturating_sub(baseline) > self.policy.delay_threshold;
         let next = if rtt < baseline {
@@ -93,6 +113,10 @@ impl RateController {
         self.window.push_back(delayed);
         if self.window.len() > DETECTION_WINDOW {
             self.window.pop_front();
+        }
+        self.recent.push_back((now, rtt, delayed));
+        if self.recent.len() > SLOPE_SAMPLES {
+            self.recent.pop_front();
         }
         if self.window.iter().filter(|d| **d).count() >= DETECTION_THRESHOLD {
             self.decrease(now, achieved)
@@ -122,7 +146,14 @@ impl RateController {
         if self.last_decrease.is_some_and(|t| now.saturating_sub(t) < self.policy.decrease_holdoff) {
             return None;
         }
-        let from = self.rate.min(achieved.max(self.policy.min_rate));
+        // A queue growing at slope s (seconds of delay per second) means what goes in
+        // leaves at 1/(1+s) of its rate: the link's rate, in one step.
+        let drained = match self.delay_slope() {
+            // At most a quarter of what went in per step: a burst is not a link.
+            Some(slope) if slope > 0.05 => achieved.scaled(1.0 / (1.0 + slope.min(3.0))),
+            _ => achieved,
+        };
+        let from = self.rate.min(drained.max(self.policy.min_rate));
         // The first decrease of an episode sees the queue begin: what got through then
         // is the link's rate. Later ones only drain the queue and say nothing about it.
         let new_episode = self.last_decrease.is_none_or(|t| now.saturating_sub(t) > EPISODE_GAP);
@@ -131,7 +162,36 @@ impl RateController {
         }
         self.last_decrease = Some(now);
         self.window.clear();
-        self.set(from.scaled(self.policy.decrease_factor))
+        let target = from.scaled(self.policy.decrease_factor);
+        // A deep standing queue drains at only (link − rate): at 90 % of the link, half
+        // a second of queue takes five. Run at half the link until it is gone instead.
+        let standing = self
+            .recent
+            .back()
+            .map_or(Duration::ZERO, |(_, rtt, _)| rtt.saturating_sub(self.baseline.unwrap_or_default()));
+        if standing > DEEP_QUEUE {
+            self.drain = Some((now + standing.mul_f64(1.0 / (1.0 - DRAIN_FRACTION)), target));
+            return self.set(from.scaled(DRAIN_FRACTION));
+        }
+        self.set(target)
+    }
+
+    /// The least-squares slope of the RTT over time since the queue began to grow:
+    /// the trailing delayed samples and the one before them.
+    fn delay_slope(&self) -> Option<f64> {
+        let delayed_run = self.recent.iter().rev().take_while(|(_, _, d)| *d).count();
+        let growth: Vec<_> = self.recent.iter().skip(self.recent.len().saturating_sub(delayed_run + 1)).collect();
+        let n = growth.len();
+        let (first, last) = (growth.first()?.0, growth.last()?.0);
+        if n < 3 || last.saturating_sub(first) < Duration::from_millis(30) {
+            return None;
+        }
+        let xs: Vec<f64> = growth.iter().map(|(t, _, _)| t.as_secs_f64()).collect();
+        let ys: Vec<f64> = growth.iter().map(|(_, r, _)| r.as_secs_f64()).collect();
+        let (mx, my) = (xs.iter().sum::<f64>() / n as f64, ys.iter().sum::<f64>() / n as f64);
+        let cov: f64 = xs.iter().zip(&ys).map(|(x, y)| (x - mx) * (y - my)).sum();
+        let var: f64 = xs.iter().map(|x| (x - mx).powi(2)).sum();
+        (var > 0.0).then(|| cov / var)
     }
 
     fn set(&mut self, rate: BitRate) -> Option<BitRate> {
@@ -218,7 +278,7 @@ pub fn run_reflector(socket: &UdpSocket, stop: &AtomicBool) -> std::io::Result<u
                 Err(e) => tracing::debug!("answering {from}: {e}"),
             },
             Ok(_) => {}
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
             Err(e) => return Err(e),
         }
     }
@@ -247,12 +307,47 @@ mod tests {
         }
         assert_eq!(c.rate(), mbit(10.0), "a lightly loaded link keeps its rate");
         // The link drops to 1.5 Mbit/s: the RTT grows, the achieved rate falls to 1.5.
+        // Two delayed probes without a growth trend (too few to fit): 90 % of what got through.
         c.on_rtt(400 * MS, 40 * MS, mbit(1.5));
-        let changed = c.on_rtt(420 * MS, 60 * MS, mbit(1.5));
+        let changed = c.on_rtt(405 * MS, 40 * MS, mbit(1.5));
         assert_eq!(changed, Some(mbit(1.35)), "two delayed probes: 90 % of the achieved rate");
         // Still delayed while the queue drains: no new decrease inside the hold-off.
         assert_eq!(c.on_rtt(440 * MS, 80 * MS, mbit(1.35)), None);
         assert_eq!(c.on_rtt(460 * MS, 80 * MS, mbit(1.35)), None);
+    }
+
+    #[test]
+    fn a_growing_queue_reveals_the_link_rate_in_one_step() {
+        let mut c = RateController::new(&policy());
+        for i in 0..10 {
+            c.on_rtt(i * 20 * MS, 2 * MS, mbit(3.5));
+        }
+        // 3.5 Mbit/s into a 1.5 Mbit/s link: the queue grows by 4/3 s per second.
+        let mut last = None;
+        for i in 0..6u64 {
+            let t = 200 + 20 * i;
+            let rtt = Duration::from_secs_f64(0.002 + (20 * i) as f64 / 1000.0 * 4.0 / 3.0);
+            last = c.on_rtt(Duration::from_millis(t), rtt, mbit(3.5)).or(last);
+        }
+        // The queue is already deep: drain at half the estimated link, then 90 % of it.
+        let rate = last.expect("decreased").bps() as f64;
+        assert!((rate - 0.5 * 1.5e6).abs() < 0.06e6, "draining at half the link: {rate}");
+        let resumed = c.on_rtt(Duration::from_secs(2), 2 * MS, mbit(0.75)).expect("resumes").bps() as f64;
+        assert!((resumed - 0.9 * 1.5e6).abs() < 0.1e6, "then 90 % of the link: {resumed}");
+    }
+
+    #[test]
+    fn a_deep_queue_is_drained_at_half_the_link_then_the_rate_resumes() {
+        let mut c = RateController::new(&policy());
+        for i in 0..10 {
+            c.on_rtt(i * 20 * MS, 2 * MS, mbit(1.5));
+        }
+        c.on_rtt(200 * MS, 302 * MS, mbit(1.5));
+        let drain = c.on_rtt(205 * MS, 302 * MS, mbit(1.5)).expect("a decrease");
+        assert_eq!(drain, mbit(0.75), "half the link while 300 ms of queue drain");
+        assert_eq!(c.on_rtt(700 * MS, 100 * MS, mbit(0.75)), None, "still draining: no further cut");
+        // 300 ms of queue at half the link take 600 ms.
+        assert_eq!(c.on_rtt(806 * MS, 2 * MS, mbit(0.75)), Some(mbit(1.35)), "then 90 % of the link");
     }
 
     #[test]
@@ -282,7 +377,7 @@ mod tests {
         let mut c = RateController::new(&AutoRatePolicy { base_rate: mbit(2.0), ..policy() });
         c.on_rtt(Duration::ZERO, 2 * MS, mbit(1.0));
         c.on_rtt(20 * MS, 30 * MS, mbit(2.0));
-        c.on_rtt(40 * MS, 30 * MS, mbit(2.0)); // the queue grew at 2 Mbit/s
+        c.on_rtt(25 * MS, 30 * MS, mbit(2.0)); // the queue grew at 2 Mbit/s (no trend to fit)
         assert_eq!(c.rate(), mbit(1.8));
         c.on_rtt(1_000 * MS, 2 * MS, mbit(1.8)); // one full step reaches 90 % of 2 Mbit/s
         let slow = gain_of_20_probes(&mut c, 1_020);

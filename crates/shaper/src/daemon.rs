@@ -233,6 +233,7 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
     let mut reader = ClassStatsReader::new().map_err(|e| ShaperError::Io("opening a netlink socket".into(), e))?;
     let mut controller = Controller::new(&profile, rate);
     let started = Instant::now();
+    let loop_start_ns = monotonic_ns();
     let mut last_status = Instant::now() - STATUS_INTERVAL;
     let mut written_probs = vec![0u32; profile.lanes.len()];
     let poll = profile.congestion.poll_interval;
@@ -281,7 +282,8 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
             let mut new_rate = None;
             while let Ok(sample) = auto.samples.try_recv() {
                 auto.last_answer = Instant::now();
-                new_rate = auto.controller.on_rtt(now, sample.rtt, achieved).or(new_rate);
+                let at = Duration::from_nanos(sample.received_ns.saturating_sub(loop_start_ns));
+                new_rate = auto.controller.on_rtt(at, sample.rtt, achieved).or(new_rate);
             }
             if auto.last_answer.elapsed() > silence {
                 new_rate = auto.controller.on_silence(now, achieved).or(new_rate);

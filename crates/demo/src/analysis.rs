@@ -1,0 +1,185 @@
+//! From what a phase measured to the seed's figures: pure functions, no I/O.
+
+use serde::Serialize;
+use serde_json::json;
+
+use bauxite_netlab::Summary;
+
+/// What one phase of one trial measured, in times relative to the phase start (s).
+#[derive(Clone, Debug, Default)]
+pub struct PhaseData {
+    /// Critical messages (navigation and steering): (send time, latency ms, or None if lost).
+    pub critical: Vec<(f64, Option<f64>)>,
+    /// The control loop's update delays: (tick time, delay ms).
+    pub updates: Vec<(f64, f64)>,
+    /// Video frames delivered: (arrival time, bytes).
+    pub frames: Vec<(f64, u32)>,
+    /// Bulk packets discarded early by Bauxite.
+    pub bulk_dropped_packets: u64,
+    /// When the link rate dropped.
+    pub drop_at: f64,
+    /// The phase's length.
+    pub duration: f64,
+}
+
+/// A phase's figures, pooled over trials, in the shape of `summary.json`.
+#[derive(Clone, Debug, Serialize)]
+pub struct PhaseSummary {
+    /// Critical latency from one second after the drop (ms).
+    pub critical_latency_ms: serde_json::Value,
+    /// Update delay from one second after the drop (ms).
+    pub update_delay_ms: serde_json::Value,
+    /// Critical messages lost from one second after the drop (%).
+    pub critical_loss_pct: f64,
+    /// Video throughput after the drop (Mbit/s).
+    pub bulk_throughput_mbps: f64,
+    /// Bulk packets discarded early (all trials).
+    pub bulk_dropped_packets: u64,
+    /// Video frames delivered per second after the drop.
+    pub video_fps: f64,
+    /// Phase 2 only: from the drop until critical latency stayed under 2 ms (ms, mean over trials).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_to_protect_ms: Option<f64>,
+}
+
+/// The window the seed's figures are measured over: one second after the drop to the end.
+fn settled(data: &PhaseData) -> (f64, f64) {
+    (data.drop_at + 1.0, data.duration)
+}
+
+/// Pools the trials of one phase.
+pub fn summarize(trials: &[PhaseData], protected: bool) -> PhaseSummary {
+    let mut latencies = Vec::new();
+    let mut delays = Vec::new();
+    let (mut sent, mut lost, mut bytes, mut frames, mut dropped, mut seconds) =
+        (0usize, 0usize, 0u64, 0usize, 0u64, 0.0);
+    let mut protect = Vec::new();
+    for data in trials {
+        let (from, to) = settled(data);
+        for (t, latency) in &data.critical {
+            if (from..to).contains(t) {
+                sent += 1;
+                match latency {
+                    Some(ms) => latencies.push(*ms),
+                    None => lost += 1,
+                }
+            }
+        }
+        delays.extend(data.updates.iter().filter(|(t, _)| (from..to).contains(t)).map(|(_, d)| *d));
+        let after_drop = data.frames.iter().filter(|(t, _)| (data.drop_at..data.duration).contains(t));
+        for (_, b) in after_drop {
+            bytes += u64::from(*b);
+            frames += 1;
+        }
+        seconds += data.duration - data.drop_at;
+        dropped += data.bulk_dropped_packets;
+        protect.push(time_to_protect(data) * 1e3);
+    }
+    let l = Summary::of(&latencies);
+    let d = Summary::of(&delays);
+    PhaseSummary {
+        critical_latency_ms: l.to_json(),
+        update_delay_ms: json!({"mean": d.mean, "p99": d.p99}),
+        critical_loss_pct: if sent == 0 { 0.0 } else { 100.0 * lost as f64 / sent as f64 },
+        bulk_throughput_mbps: bytes as f64 * 8.0 / seconds.max(1e-9) / 1e6,
+        bulk_dropped_packets: dropped,
+        video_fps: frames as f64 / seconds.max(1e-9),
+        time_to_protect_ms: protected.then(|| protect.iter().sum::<f64>() / protect.len().max(1) as f64),
+    }
+}
+
+/// Seconds from the drop until critical latency is back under 2 ms: the send time of
+/// the first message after the drop from which a whole second of critical messages
+/// arrived in under 2 ms. The phase's length if that never happened.
+pub fn time_to_protect(data: &PhaseData) -> f64 {
+    let mut after: Vec<&(f64, Option<f64>)> = data.critical.iter().filter(|(t, _)| *t >= data.drop_at).collect();
+    after.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let fast = |l: &Option<f64>| l.is_some_and(|ms| ms < 2.0);
+    for (i, (t, latency)) in after.iter().enumerate() {
+        if *t + 1.0 > data.duration {
+            break;
+        }
+        if fast(latency) && after[i..].iter().take_while(|(s, _)| *s < t + 1.0).all(|(_, l)| fast(l)) {
+            return t - data.drop_at;
+        }
+    }
+    data.duration - data.drop_at
+}
+
+/// The appendix checkpoints (s).
+pub const CHECKPOINTS: [f64; 11] = [0.0, 2.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0, 20.0];
+
+/// Critical latency around checkpoint `t` (messages sent in [t, t+1) s, or the last
+/// second before the end), mean per trial, then mean and sd across trials.
+pub fn checkpoint(trials: &[PhaseData], t: f64) -> Option<(f64, f64)> {
+    let per_trial: Vec<f64> = trials
+        .iter()
+        .filter_map(|data| {
+            let (from, to) = if t + 1.0 <= data.duration { (t, t + 1.0) } else { (data.duration - 1.0, data.duration) };
+            let v: Vec<f64> =
+                data.critical.iter().filter(|(s, _)| (from..to).contains(s)).filter_map(|(_, l)| *l).collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        })
+        .collect();
+    if per_trial.is_empty() {
+        return None;
+    }
+    let mean = per_trial.iter().sum::<f64>() / per_trial.len() as f64;
+    let var = per_trial.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (per_trial.len().max(2) - 1) as f64;
+    Some((mean, var.sqrt()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phase(latency_after_drop: f64) -> PhaseData {
+        let critical = (0..1400)
+            .map(|i| {
+                let t = i as f64 * 0.01;
+                (t, Some(if t < 5.0 { 0.2 } else { latency_after_drop }))
+            })
+            .collect();
+        PhaseData {
+            critical,
+            updates: (0..280).map(|i| (i as f64 * 0.05, 5.0)).collect(),
+            frames: (0..420).map(|i| (i as f64 / 30.0, 10_000)).collect(),
+            bulk_dropped_packets: 7,
+            drop_at: 5.0,
+            duration: 14.0,
+        }
+    }
+
+    #[test]
+    fn figures_come_from_one_second_after_the_drop() {
+        let s = summarize(&[phase(400.0), phase(400.0)], false);
+        assert_eq!(s.critical_latency_ms["mean"], 400.0);
+        assert_eq!(s.critical_latency_ms["p99"], 400.0);
+        assert_eq!(s.update_delay_ms["mean"], 5.0);
+        assert_eq!(s.critical_loss_pct, 0.0);
+        assert_eq!(s.bulk_dropped_packets, 14);
+        assert!((s.video_fps - 30.0).abs() < 0.2, "{}", s.video_fps);
+        assert!((s.bulk_throughput_mbps - 2.4).abs() < 0.02, "{}", s.bulk_throughput_mbps);
+        assert!(s.time_to_protect_ms.is_none());
+    }
+
+    #[test]
+    fn losses_and_time_to_protect_are_counted() {
+        let mut p = phase(0.5);
+        p.critical[600].1 = None; // lost at 6.0 s
+        p.critical[520].1 = Some(30.0); // slow at 5.2 s
+        let s = summarize(&[p.clone()], true);
+        let in_window = p.critical.iter().filter(|(t, _)| (6.0..14.0).contains(t)).count();
+        assert!((s.critical_loss_pct - 100.0 / in_window as f64).abs() < 1e-9);
+        // Slow at 5.2 s, lost at 6.0 s: the first clean second starts right after the loss.
+        assert!((s.time_to_protect_ms.unwrap() - 1010.0).abs() < 1e-6, "{:?}", s.time_to_protect_ms);
+    }
+
+    #[test]
+    fn checkpoints_average_each_trial_then_across_trials() {
+        let (mean, sd) = checkpoint(&[phase(100.0), phase(300.0)], 6.0).unwrap();
+        assert!((mean - 200.0).abs() < 1e-9 && (sd - 141.421).abs() < 0.01, "{mean} {sd}");
+        let (mean, _) = checkpoint(&[phase(100.0)], 20.0).unwrap();
+        assert_eq!(mean, 100.0, "past the end: the last second");
+    }
+}

@@ -1,0 +1,111 @@
+//! The seed-000 reference demo: on a link that drops from 50 to 1.5 Mbit/s, the
+//! standard stack (phase 1) against Bauxite (phase 2), over several trials, each
+//! phase recorded to MCAP; then the seed's two tables, regenerated from measurement.
+//!
+//! Charts, the Foxglove layout and `bauxite audit` (phase 3) are the next steps of
+//! this crate (issue 3).
+#![deny(missing_docs)]
+
+pub mod analysis;
+pub mod run;
+
+use std::fmt::Write as _;
+
+use serde_json::json;
+
+use analysis::{CHECKPOINTS, PhaseData, PhaseSummary, checkpoint, summarize};
+pub use run::{DemoError, DemoOptions};
+
+/// Runs every trial and writes `summary.json`, `summary.md`, `telemetry.json` and
+/// `trial-NN/phase{1,2}.mcap` into `options.out`. `progress` hears about each step.
+pub fn run(options: &DemoOptions, mut progress: impl FnMut(&str)) -> Result<serde_json::Value, DemoError> {
+    let io = |what: String| move |e| DemoError::Io(what.clone(), e);
+    std::fs::create_dir_all(&options.out).map_err(io(options.out.display().to_string()))?;
+    let (mut standard, mut protected) = (Vec::new(), Vec::new());
+    let mut raw = Vec::new();
+    for trial in 1..=options.trials {
+        let dir = options.out.join(format!("trial-{trial:02}"));
+        std::fs::create_dir_all(&dir).map_err(io(dir.display().to_string()))?;
+        for phase in [1, 2] {
+            progress(&format!("trial {trial}/{}: phase {phase} ({} s)", options.trials, options.duration.as_secs()));
+            let data = run::run_phase(options, phase, &dir, &dir.join(format!("phase{phase}.mcap")))?;
+            raw.push(json!({
+                "trial": trial,
+                "phase": phase,
+                "critical": data.critical,
+                "update_delay": data.updates,
+                "video_frames": data.frames,
+                "bulk_dropped_packets": data.bulk_dropped_packets,
+            }));
+            if phase == 1 { standard.push(data) } else { protected.push(data) }
+        }
+    }
+    let summary = json!({
+        "trials": options.trials,
+        "link": {"before_mbps": options.fast.mbps(), "after_mbps": options.slow.mbps(), "drop_at_s": options.drop_at.as_secs_f64()},
+        "protected_rate": options.rate.map_or("auto".to_string(), |r| r.to_string()),
+        "phases": {"standard": summarize(&standard, false), "protected": summarize(&protected, true)},
+        "time_series_ms": CHECKPOINTS.iter().map(|t| json!({
+            "t_s": t,
+            "standard": checkpoint(&standard, *t),
+            "protected": checkpoint(&protected, *t),
+        })).collect::<Vec<_>>(),
+    });
+    let write = |name: &str, bytes: Vec<u8>| {
+        let path = options.out.join(name);
+        std::fs::write(&path, bytes).map_err(io(path.display().to_string()))
+    };
+    write("summary.json", serde_json::to_vec_pretty(&summary).expect("JSON"))?;
+    write("telemetry.json", serde_json::to_vec(&json!({"runs": raw})).expect("JSON"))?;
+    write("summary.md", markdown(options, &standard, &protected).into_bytes())?;
+    Ok(summary)
+}
+
+fn markdown(options: &DemoOptions, standard: &[PhaseData], protected: &[PhaseData]) -> String {
+    let (s, p): (PhaseSummary, PhaseSummary) = (summarize(standard, false), summarize(protected, true));
+    let ms = |v: &serde_json::Value, k: &str| format!("{:.2} ms", v[k].as_f64().unwrap_or(f64::NAN));
+    let mut out = String::new();
+    let rate = options.rate.map_or("auto".into(), |r| r.to_string());
+    let _ = writeln!(
+        out,
+        "# Bauxite demo: {} trials, link {} → {} at {} s, phase 2 rate {rate}\n",
+        options.trials,
+        options.fast,
+        options.slow,
+        options.drop_at.as_secs_f64()
+    );
+    let _ = writeln!(out, "Figures from one second after the drop to the end of each phase, pooled over trials.\n");
+    let _ = writeln!(out, "| Metric | Standard Linux stack (phase 1) | Bauxite protected (phase 2) |");
+    let _ = writeln!(out, "| :--- | :---: | :---: |");
+    let _ = writeln!(out, "| Available bandwidth | {} | {} |", options.slow, options.slow);
+    for (label, key) in
+        [("Critical latency, mean", "mean"), ("Critical latency, p99", "p99"), ("Critical latency, max", "max")]
+    {
+        let _ =
+            writeln!(out, "| {label} | {} | {} |", ms(&s.critical_latency_ms, key), ms(&p.critical_latency_ms, key));
+    }
+    for (label, key) in [("Correction update delay, mean", "mean"), ("Correction update delay, p99", "p99")] {
+        let _ = writeln!(out, "| {label} | {} | {} |", ms(&s.update_delay_ms, key), ms(&p.update_delay_ms, key));
+    }
+    let _ = writeln!(out, "| Critical loss | {:.2} % | {:.2} % |", s.critical_loss_pct, p.critical_loss_pct);
+    let _ = writeln!(
+        out,
+        "| Bulk (video) throughput | {:.3} Mbit/s | {:.3} Mbit/s |",
+        s.bulk_throughput_mbps, p.bulk_throughput_mbps
+    );
+    let _ = writeln!(out, "| Video frames delivered | {:.1} fps | {:.1} fps |", s.video_fps, p.video_fps);
+    let _ = writeln!(out, "| Bulk discarded early | {} | {} |", s.bulk_dropped_packets, p.bulk_dropped_packets);
+    let _ = writeln!(
+        out,
+        "| Time from the drop until critical < 2 ms | — | {:.0} ms |",
+        p.time_to_protect_ms.unwrap_or(0.0)
+    );
+    let _ = writeln!(out, "\n## Critical latency over time (mean ± sd across trials)\n");
+    let _ = writeln!(out, "| Time (s) | Standard stack (ms) | Bauxite protected (ms) |");
+    let _ = writeln!(out, "| :---: | :---: | :---: |");
+    let cell = |v: Option<(f64, f64)>| v.map_or("—".into(), |(m, sd)| format!("{m:.2} ± {sd:.2}"));
+    for t in CHECKPOINTS {
+        let _ = writeln!(out, "| {t:.1} | {} | {} |", cell(checkpoint(standard, t)), cell(checkpoint(protected, t)));
+    }
+    out
+}
