@@ -28,7 +28,7 @@ pub fn run(options: &DemoOptions, mut progress: impl FnMut(&str)) -> Result<serd
         std::fs::create_dir_all(&dir).map_err(io(dir.display().to_string()))?;
         for phase in [1, 2] {
             progress(&format!("trial {trial}/{}: phase {phase} ({} s)", options.trials, options.duration.as_secs()));
-            let data = run::run_phase(options, phase, &dir, &dir.join(format!("phase{phase}.mcap")))?;
+            let data = run::run_phase(options, trial, phase, &dir, &dir.join(format!("phase{phase}.mcap")))?;
             raw.push(json!({
                 "trial": trial,
                 "phase": phase,

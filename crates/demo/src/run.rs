@@ -97,7 +97,13 @@ pub fn protected_profile(rate: Option<BitRate>) -> Profile {
 }
 
 /// Runs one phase of one trial; writes its recording to `mcap`.
-pub fn run_phase(options: &DemoOptions, phase: u32, dir: &Path, mcap: &Path) -> Result<PhaseData, DemoError> {
+pub fn run_phase(
+    options: &DemoOptions,
+    trial: u32,
+    phase: u32,
+    dir: &Path,
+    mcap: &Path,
+) -> Result<PhaseData, DemoError> {
     let tb = ChainTestbed::create(&ChainOptions { rate: options.fast, ..Default::default() })?;
     let mut processes = Vec::new();
     if phase == 2 {
@@ -120,7 +126,12 @@ pub fn run_phase(options: &DemoOptions, phase: u32, dir: &Path, mcap: &Path) -> 
         }
     }
 
-    let spec = WorkloadSpec::default();
+    let mut spec = WorkloadSpec::default();
+    // Spread the control loop's phase over trials (golden-ratio steps): a robot's loop
+    // is not synchronised with its corrections, and one fixed phase would bias the
+    // update delay. Both phases of a trial use the same, so they compare fairly.
+    let period = 1.0 / spec.control_loop_hz;
+    spec.control_loop_phase = Duration::from_secs_f64((f64::from(trial) * 0.618_034).fract() * period);
     let start_ns = monotonic_ns();
     let started = Instant::now();
     let workload = RunningWorkload::start(&tb, &spec).map_err(|e| DemoError::Io("starting the workload".into(), e))?;

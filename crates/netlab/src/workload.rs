@@ -39,6 +39,9 @@ pub struct WorkloadSpec {
     pub correction_port: u16,
     /// Control loop ticks per second.
     pub control_loop_hz: f64,
+    /// Where in its period the control loop ticks, relative to the senders' start. A
+    /// robot's loop runs on its own clock; a fixed phase would bias update delays.
+    pub control_loop_phase: Duration,
     /// The video.
     pub video: VideoSpec,
     /// The video's TCP port.
@@ -59,6 +62,7 @@ impl Default for WorkloadSpec {
             ],
             correction_port: 7400,
             control_loop_hz: 100.0,
+            control_loop_phase: Duration::ZERO,
             video: VideoSpec::default(),
             video_port: 8080,
             congestion_control: traffic::STANDARD_CONGESTION_CONTROL.into(),
@@ -135,8 +139,9 @@ impl RunningWorkload {
             Err(_) => Vec::new(),
         });
         let control = {
-            let (stop, newest, hz) = (stop.clone(), newest.clone(), spec.control_loop_hz);
-            tb.base.spawn(move || control_loop(hz, &stop, &newest))
+            let (stop, newest, hz, phase) =
+                (stop.clone(), newest.clone(), spec.control_loop_hz, spec.control_loop_phase);
+            tb.base.spawn(move || control_loop(hz, phase, &stop, &newest))
         };
         let senders = spec
             .streams
@@ -204,9 +209,9 @@ fn receive_tracking_newest(socket: &UdpSocket, stop: &AtomicBool, newest: &Newes
     (arrivals, malformed)
 }
 
-fn control_loop(hz: f64, stop: &AtomicBool, newest: &Newest) -> Vec<ControlUpdate> {
+fn control_loop(hz: f64, phase: Duration, stop: &AtomicBool, newest: &Newest) -> Vec<ControlUpdate> {
     let period = Duration::from_secs_f64(1.0 / hz);
-    let start = Instant::now();
+    let start = Instant::now() + phase;
     let mut tick = 0u32;
     let mut consumed: Option<u32> = None;
     let mut updates = Vec::new();
