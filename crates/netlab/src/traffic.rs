@@ -64,6 +64,15 @@ impl Arrival {
 
 /// Receives probe messages until `stop`; non-probe datagrams are counted and skipped.
 pub fn receive_udp(socket: &UdpSocket, stop: &AtomicBool) -> (Vec<Arrival>, u64) {
+    receive_udp_with(socket, stop, |_| {})
+}
+
+/// [`receive_udp`], calling `on_arrival` for each message as it arrives.
+pub fn receive_udp_with(
+    socket: &UdpSocket,
+    stop: &AtomicBool,
+    mut on_arrival: impl FnMut(&Arrival),
+) -> (Vec<Arrival>, u64) {
     socket.set_read_timeout(Some(Duration::from_millis(50))).expect("set a read timeout");
     let mut buffer = vec![0u8; 65536];
     let mut arrivals = Vec::new();
@@ -71,10 +80,14 @@ pub fn receive_udp(socket: &UdpSocket, stop: &AtomicBool) -> (Vec<Arrival>, u64)
     while !stop.load(Ordering::Relaxed) {
         match socket.recv(&mut buffer) {
             Ok(n) => match ProbeHeader::decode(&buffer[..n]) {
-                Ok(header) => arrivals.push(Arrival { header, received_ns: monotonic_ns() }),
+                Ok(header) => {
+                    let arrival = Arrival { header, received_ns: monotonic_ns() };
+                    on_arrival(&arrival);
+                    arrivals.push(arrival);
+                }
                 Err(_) => malformed += 1,
             },
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
             Err(e) => panic!("receiving UDP: {e}"),
         }
     }

@@ -188,25 +188,13 @@ impl RunningWorkload {
 }
 
 fn receive_tracking_newest(socket: &UdpSocket, stop: &AtomicBool, newest: &Newest) -> (Vec<Arrival>, u64) {
-    socket.set_read_timeout(Some(Duration::from_millis(50))).expect("set a read timeout");
-    let mut buffer = vec![0u8; 2048];
-    let mut arrivals = Vec::new();
-    let mut malformed = 0;
-    while !stop.load(Ordering::Relaxed) {
-        if let Ok(n) = socket.recv(&mut buffer) {
-            match crate::probe::ProbeHeader::decode(&buffer[..n]) {
-                Ok(header) => {
-                    arrivals.push(Arrival { header, received_ns: monotonic_ns() });
-                    let mut slot = newest.lock().expect("newest correction");
-                    if slot.is_none_or(|(seq, _)| header.seq > seq) {
-                        *slot = Some((header.seq, header.sent_ns));
-                    }
-                }
-                Err(_) => malformed += 1,
-            }
+    traffic::receive_udp_with(socket, stop, |arrival| {
+        let header = arrival.header;
+        let mut slot = newest.lock().expect("newest correction");
+        if slot.is_none_or(|(seq, _)| header.seq > seq) {
+            *slot = Some((header.seq, header.sent_ns));
         }
-    }
-    (arrivals, malformed)
+    })
 }
 
 fn control_loop(hz: f64, phase: Duration, stop: &AtomicBool, newest: &Newest) -> Vec<ControlUpdate> {
