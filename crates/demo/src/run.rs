@@ -251,11 +251,12 @@ fn record(
     for (t, event) in events {
         while t >= next_counters {
             for (lane, (count, bytes)) in &mut received {
+                let sent = sent_by(spec, lane, next_counters - start_ns);
                 let c = LaneCounters {
                     lane: lane.to_string(),
-                    sent: sent_by(spec, lane, next_counters - start_ns),
+                    sent,
                     received: *count,
-                    dropped: sent_by(spec, lane, next_counters - start_ns).saturating_sub(*count),
+                    dropped: sent.saturating_sub(*count),
                     bitrate_bps: *bytes as f64 * 8.0 / 0.1,
                 };
                 rec.write(counters[lane], next_counters, &c)?;

@@ -67,6 +67,9 @@ pub enum DatapathError {
     /// A map expected in the object is missing or of the wrong type.
     #[error("eBPF map `{0}` missing from the object or of an unexpected type")]
     MissingMap(&'static str),
+    /// A program expected in the object is missing or of an unexpected type.
+    #[error("eBPF program `{0}` missing from the object or of an unexpected type")]
+    MissingProgram(&'static str),
     /// The interface does not exist.
     #[error("no network interface called `{0}`")]
     NoSuchInterface(String),
@@ -193,13 +196,13 @@ impl Datapath {
     pub fn load() -> Result<Self, DatapathError> {
         let mut ebpf = EbpfLoader::new().load(OBJECT)?;
         for name in [TC_PROGRAM, XDP_PROGRAM] {
-            let program = ebpf.program_mut(name).ok_or(DatapathError::MissingMap(name))?;
+            let program = ebpf.program_mut(name).ok_or(DatapathError::MissingProgram(name))?;
             let result = match program {
                 aya::programs::Program::SchedClassifier(p) => p.load(),
                 aya::programs::Program::Xdp(p) => p.load(),
-                _ => return Err(DatapathError::MissingMap(name)),
+                _ => return Err(DatapathError::MissingProgram(name)),
             };
-            result.map_err(|source| DatapathError::Program { program: name_of(name), source })?;
+            result.map_err(|source| DatapathError::Program { program: name, source })?;
         }
         let maps = Maps::from_ebpf(&mut ebpf)?;
         Ok(Self { ebpf, maps, tc_link: None, xdp_link: None })
@@ -292,10 +295,6 @@ impl Datapath {
             .map_err(|source| DatapathError::Program { program: XDP_PROGRAM, source })?;
         Ok(result.return_value)
     }
-}
-
-fn name_of(name: &str) -> &'static str {
-    if name == TC_PROGRAM { TC_PROGRAM } else { XDP_PROGRAM }
 }
 
 fn check_interface(iface: &str) -> Result<(), DatapathError> {

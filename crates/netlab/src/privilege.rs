@@ -1,13 +1,6 @@
 //! Root checks, for commands and for tests that need namespaces or eBPF.
 
-/// Whether this process runs as root (effective uid 0).
-pub fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::geteuid() == 0
-    }
-}
+pub use bauxite_shaper::daemon::is_root;
 
 /// For tests that need root: true when they can run. Without root they are skipped
 /// with a message, except under `CI=true`, where a skip would hide a failure, so the

@@ -41,6 +41,7 @@ pub enum Transition {
 }
 
 struct LaneState {
+    share: f64,
     guaranteed_bps: f64,
     droppable: bool,
     pie: PieController,
@@ -57,7 +58,6 @@ const RATE_TAU: Duration = Duration::from_millis(100);
 pub struct Controller {
     policy: CongestionPolicy,
     pie_interval: Duration,
-    shares: Vec<f64>,
     lanes: Vec<LaneState>,
     congested: bool,
     clear_since: Option<Duration>,
@@ -76,11 +76,11 @@ impl Controller {
             beta: ed.beta,
             max_burst: ed.max_burst,
         };
-        let shares: Vec<f64> = profile.lanes.iter().map(|l| l.share).collect();
         let lanes = profile
             .lanes
             .iter()
             .map(|l| LaneState {
+                share: l.share,
                 guaranteed_bps: rate.bps() as f64 * l.share,
                 droppable: l.drop_when_congested,
                 pie: PieController::new(pie.clone()),
@@ -93,7 +93,6 @@ impl Controller {
         Self {
             policy: profile.congestion.clone(),
             pie_interval: ed.update_interval,
-            shares,
             lanes,
             congested: false,
             clear_since: None,
@@ -104,8 +103,8 @@ impl Controller {
 
     /// Follows a new link rate (from `rate: auto`).
     pub fn set_link_rate(&mut self, rate: BitRate) {
-        for (lane, share) in self.lanes.iter_mut().zip(&self.shares) {
-            lane.guaranteed_bps = rate.bps() as f64 * share;
+        for lane in &mut self.lanes {
+            lane.guaranteed_bps = rate.bps() as f64 * lane.share;
         }
     }
 

@@ -45,12 +45,18 @@ impl UpOptions {
 /// How often the published status file is refreshed.
 const STATUS_INTERVAL: Duration = Duration::from_millis(100);
 
+/// Whether this process runs as root (effective uid 0).
+pub fn is_root() -> bool {
+    #[allow(unsafe_code)]
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe {
+        libc::geteuid() == 0
+    }
+}
+
 /// Fails unless running as root.
 pub fn require_root(what: &str) -> Result<(), ShaperError> {
-    #[allow(unsafe_code)]
-    // SAFETY: geteuid has no preconditions.
-    let euid = unsafe { libc::geteuid() };
-    if euid == 0 { Ok(()) } else { Err(ShaperError::NotRoot(what.to_string())) }
+    if is_root() { Ok(()) } else { Err(ShaperError::NotRoot(what.to_string())) }
 }
 
 /// The interface's index, or a clear error when there is no such interface.
