@@ -1,10 +1,74 @@
 //! Queue disciplines and the control laws inside them, as pure state machines.
 //!
 //! Nothing here does I/O or reads a clock: the caller passes the time in. The
-//! simulator drives these with its event clock and the shaper daemon with real
-//! time, so both run the same code.
+//! simulator drives these with its event clock and any userspace shaper with real
+//! time, so both run the same code. Each discipline is one file behind the one
+//! [`Qdisc`] trait.
 #![deny(missing_docs)]
 
 pub mod pie;
 
 pub use pie::{PieConfig, PieController};
+
+/// Time as the caller's clock gives it, in integer nanoseconds. The simulator's
+/// event clock and a monotonic OS clock both fit; only differences matter.
+pub type Nanos = u64;
+
+/// What a queue discipline needs to know about a packet. The payload stays with
+/// the caller, who finds it again by [`Packet::id`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet {
+    /// The caller's handle for this packet (an index or a sequence number).
+    pub id: u64,
+    /// Length in bytes as the discipline accounts it (byte limits, DRR quanta):
+    /// the IP datagram plus whatever link framing the caller counts.
+    pub len: u32,
+    /// The DSCP of the IP header (0..=63), which priority disciplines classify on.
+    pub dscp: u8,
+    /// A stable identity of the packet's flow (e.g. a hash of its 5-tuple). Fair
+    /// queueing maps it onto its buckets with its own perturbation, so distinct
+    /// flows can collide in a bucket as they do in Linux and ns-3.
+    pub flow: u64,
+    /// When the packet entered the discipline; set by `enqueue`, read by AQMs for
+    /// the sojourn time.
+    pub enqueued_at: Nanos,
+}
+
+impl Packet {
+    /// A packet not yet enqueued.
+    pub fn new(id: u64, len: u32, dscp: u8, flow: u64) -> Self {
+        Self { id, len, dscp, flow, enqueued_at: 0 }
+    }
+}
+
+/// What became of the packet passed to [`Qdisc::enqueue`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// The packet is in the queue (other packets may have been dropped to make room).
+    Queued,
+    /// The packet itself was dropped.
+    Dropped,
+}
+
+/// A queue discipline: a packet scheduler with its own drop policy.
+///
+/// Every packet a discipline drops — the arriving one on overflow, another one it
+/// evicts to make room, or one an AQM discards at dequeue — goes to its drop log,
+/// which the caller empties with [`Qdisc::drain_drops`] after each call. That is
+/// the one way drops are reported, so a flow monitor sees every loss.
+pub trait Qdisc: Send {
+    /// Offers a packet at time `now`.
+    fn enqueue(&mut self, packet: Packet, now: Nanos) -> Verdict;
+    /// The next packet to transmit at time `now`, if any.
+    fn dequeue(&mut self, now: Nanos) -> Option<Packet>;
+    /// Packets queued.
+    fn len(&self) -> usize;
+    /// Whether nothing is queued.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Bytes queued.
+    fn backlog_bytes(&self) -> u64;
+    /// Moves the packets dropped since the last call into `out`, oldest first.
+    fn drain_drops(&mut self, out: &mut Vec<Packet>);
+}
