@@ -9,6 +9,8 @@ use anyhow::{Context, Result};
 use bauxite_core::{Profile, RateSetting};
 use clap::{Parser, Subcommand};
 
+mod sim;
+
 #[derive(Parser)]
 #[command(name = "bauxite", version, about = "Keeps robots' control traffic fast when their network link saturates")]
 struct Cli {
@@ -63,6 +65,9 @@ enum Command {
         #[arg(long, default_value_t = bauxite_core::DEFAULT_REFLECTOR_PORT)]
         port: u16,
     },
+    /// The scheduler simulator (seed 003): one scenario or the whole study.
+    #[command(subcommand)]
+    Sim(sim::SimCommand),
     /// Per-lane packets, bytes, drops, rate, backlog, drop probability and the congested state.
     Status {
         /// The interface.
@@ -135,6 +140,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             print!("{}", std::fs::read_to_string(out.join("summary.md"))?);
             eprintln!("bauxite demo: results in {}", out.display());
         }
+        Command::Sim(command) => sim::run(command)?,
         Command::Down { iface } => {
             let report = bauxite_shaper::down(&iface)?;
             if report.anything() {
