@@ -6,9 +6,17 @@
 //! [`Qdisc`] trait.
 #![deny(missing_docs)]
 
+pub mod dscp;
+mod fifo;
 pub mod pie;
+mod prio;
+mod queue;
 
+pub use dscp::DscpMap;
+pub use fifo::Fifo;
 pub use pie::{PieConfig, PieController};
+pub use prio::{Prio, PrioConfig};
+pub use queue::LimitScope;
 
 /// Time as the caller's clock gives it, in integer nanoseconds. The simulator's
 /// event clock and a monotonic OS clock both fit; only differences matter.
