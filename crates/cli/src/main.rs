@@ -53,6 +53,15 @@ enum Command {
         #[arg(long, default_value = "bauxite-demo")]
         out: PathBuf,
     },
+    /// Recompute a demo recording's summary from the recording alone and check it against its targets;
+    /// exits 1 when a check fails (a truncated file fails the completeness check).
+    Audit {
+        /// The recording (`trial-NN/phaseN.mcap`).
+        file: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Remove everything Bauxite attached to an interface (idempotent).
     Down {
         /// The interface.
@@ -139,6 +148,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             bauxite_demo::run(&options, |step| eprintln!("bauxite demo: {step}"))?;
             print!("{}", std::fs::read_to_string(out.join("summary.md"))?);
             eprintln!("bauxite demo: results in {}", out.display());
+        }
+        Command::Audit { file, json } => {
+            let report = bauxite_demo::audit(&file)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                println!("{report}");
+            }
+            if !report.pass {
+                return Ok(ExitCode::FAILURE);
+            }
         }
         Command::Sim(command) => sim::run(command)?,
         Command::Down { iface } => {

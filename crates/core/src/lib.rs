@@ -14,6 +14,6 @@ pub use config::{ConfigError, load_profile, parse_profile};
 pub use lane::{Dscp, Lane, MAX_LANES, MAX_RULES, Match, PortRange, PortSide, Protocol, Rule};
 pub use profile::{
     AutoRatePolicy, BUILTIN_PROFILES, CongestionPolicy, DEFAULT_REFLECTOR_PORT, EarlyDropPolicy, Profile, ProfileError,
-    RateSetting,
+    RateSetting, Targets,
 };
 pub use units::{BitRate, UnitError, format_duration, parse_duration};

@@ -38,6 +38,9 @@ pub struct Profile {
     /// How `rate: auto` finds the link rate.
     #[serde(default)]
     pub auto_rate: AutoRatePolicy,
+    /// What the protected traffic must achieve; `bauxite audit` checks recordings against it.
+    #[serde(default)]
+    pub targets: Targets,
 }
 
 /// The UDP port `bauxite reflect` listens on unless told otherwise.
@@ -202,6 +205,37 @@ impl Default for AutoRatePolicy {
     }
 }
 
+/// The service the critical lane is promised (seed 000: critical latency under 2 ms,
+/// correction update delay under 10 ms, nothing lost). Measured from one second after
+/// a rate change, the time the shaper is given to adapt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Targets {
+    /// Mean one-way latency of critical messages.
+    #[serde(with = "duration_text")]
+    pub critical_latency_mean: Duration,
+    /// 99th percentile of that latency.
+    #[serde(with = "duration_text")]
+    pub critical_latency_p99: Duration,
+    /// Mean correction update delay (message sent → consumed by the control loop). A
+    /// 100 Hz loop alone adds 5 ms on average, so the mean is what can be promised.
+    #[serde(with = "duration_text")]
+    pub update_delay_mean: Duration,
+    /// Critical messages lost, percent.
+    pub critical_loss_pct: f64,
+}
+
+impl Default for Targets {
+    fn default() -> Self {
+        Self {
+            critical_latency_mean: Duration::from_micros(1500),
+            critical_latency_p99: Duration::from_millis(2),
+            update_delay_mean: Duration::from_millis(10),
+            critical_loss_pct: 0.0,
+        }
+    }
+}
+
 fn default_headroom() -> f64 {
     0.95
 }
@@ -271,6 +305,7 @@ impl Profile {
             congestion: CongestionPolicy::default(),
             early_drop: EarlyDropPolicy::default(),
             auto_rate: AutoRatePolicy::default(),
+            targets: Targets::default(),
         }
     }
 
@@ -309,6 +344,7 @@ impl Profile {
             congestion: CongestionPolicy::default(),
             early_drop: EarlyDropPolicy::default(),
             auto_rate: AutoRatePolicy::default(),
+            targets: Targets::default(),
         }
     }
 
@@ -445,6 +481,14 @@ impl Profile {
                     ),
                 ));
             }
+        }
+        let loss = self.targets.critical_loss_pct;
+        if !(0.0..=100.0).contains(&loss) {
+            return Err(ProfileError::new(
+                "targets.critical_loss_pct",
+                Some(loss.to_string()),
+                "must be a percentage between 0 and 100",
+            ));
         }
         let ar = &self.auto_rate;
         if ar.min_rate > ar.max_rate {

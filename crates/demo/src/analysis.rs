@@ -6,8 +6,14 @@ use serde_json::json;
 use bauxite_netlab::Summary;
 
 /// What one phase of one trial measured, in times relative to the phase start (s).
-#[derive(Clone, Debug, Default)]
+///
+/// Built from integer timestamps by the same methods whether the measurements come
+/// live from the workload or back from a recording, so `bauxite audit` recomputes a
+/// recording's figures exactly.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PhaseData {
+    /// When the phase started (`CLOCK_MONOTONIC` ns).
+    pub start_ns: u64,
     /// Critical messages (navigation and steering): (send time, latency ms, or None if lost).
     pub critical: Vec<(f64, Option<f64>)>,
     /// The control loop's update delays: (tick time, delay ms).
@@ -22,9 +28,61 @@ pub struct PhaseData {
     pub duration: f64,
 }
 
+impl PhaseData {
+    /// An empty phase that started at `start_ns`.
+    pub fn new(start_ns: u64, drop_at_ns: u64, duration_ns: u64) -> Self {
+        Self { start_ns, drop_at: drop_at_ns as f64 / 1e9, duration: duration_ns as f64 / 1e9, ..Self::default() }
+    }
+
+    fn at(&self, ns: u64) -> f64 {
+        ns.saturating_sub(self.start_ns) as f64 / 1e9
+    }
+
+    /// A critical message sent at `sent_ns` arrived at `received_ns`.
+    pub fn arrived(&mut self, sent_ns: u64, received_ns: u64) {
+        self.critical.push((self.at(sent_ns), Some(received_ns.saturating_sub(sent_ns) as f64 / 1e6)));
+    }
+
+    /// A critical message due at `due_ns` (see [`due_ns`]) never arrived.
+    pub fn lost(&mut self, due_ns: u64) {
+        self.critical.push((self.at(due_ns), None));
+    }
+
+    /// The control loop's tick at `tick_ns` consumed a correction sent at `sent_ns`.
+    pub fn updated(&mut self, tick_ns: u64, sent_ns: u64) {
+        self.updates.push((self.at(tick_ns), tick_ns.saturating_sub(sent_ns) as f64 / 1e6));
+    }
+
+    /// A video frame of `bytes` arrived at `received_ns`.
+    pub fn frame(&mut self, received_ns: u64, bytes: u32) {
+        self.frames.push((self.at(received_ns), bytes));
+    }
+
+    /// Puts every series in time order, so that sums (and so the figures) do not
+    /// depend on the order measurements were added in.
+    pub fn finish(&mut self) {
+        let by_time = |a: &(f64, Option<f64>), b: &(f64, Option<f64>)| {
+            a.0.total_cmp(&b.0).then(a.1.unwrap_or(f64::INFINITY).total_cmp(&b.1.unwrap_or(f64::INFINITY)))
+        };
+        self.critical.sort_by(by_time);
+        self.updates.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        self.frames.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    }
+}
+
+/// When message `seq` of a stream sending at `rate_hz` was due, for a message that
+/// was lost and so carries no send time of its own.
+pub fn due_ns(start_ns: u64, seq: u32, rate_hz: f64) -> u64 {
+    start_ns + (f64::from(seq) / rate_hz * 1e9) as u64
+}
+
 /// A phase's figures, pooled over trials, in the shape of `summary.json`.
 #[derive(Clone, Debug, Serialize)]
 pub struct PhaseSummary {
+    /// Critical messages sent in the window (arrived or lost).
+    pub critical_messages: usize,
+    /// Corrections the control loop consumed in the window.
+    pub updates: usize,
     /// Critical latency from one second after the drop (ms).
     pub critical_latency_ms: serde_json::Value,
     /// Update delay from one second after the drop (ms).
@@ -78,6 +136,8 @@ pub fn summarize(trials: &[PhaseData], protected: bool) -> PhaseSummary {
     let l = Summary::of(&latencies);
     let d = Summary::of(&delays);
     PhaseSummary {
+        critical_messages: sent,
+        updates: delays.len(),
         critical_latency_ms: l.to_json(),
         update_delay_ms: json!({"mean": d.mean, "p99": d.p99}),
         critical_loss_pct: if sent == 0 { 0.0 } else { 100.0 * lost as f64 / sent as f64 },
@@ -141,6 +201,7 @@ mod tests {
             })
             .collect();
         PhaseData {
+            start_ns: 0,
             critical,
             updates: (0..280).map(|i| (i as f64 * 0.05, 5.0)).collect(),
             frames: (0..420).map(|i| (i as f64 / 30.0, 10_000)).collect(),

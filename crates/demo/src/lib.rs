@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod analysis;
+pub mod audit;
 pub mod run;
 
 use std::fmt::Write as _;
@@ -14,6 +15,7 @@ use std::fmt::Write as _;
 use serde_json::json;
 
 use analysis::{CHECKPOINTS, PhaseData, PhaseSummary, checkpoint, summarize};
+pub use audit::{AuditError, AuditReport, audit};
 pub use run::{DemoError, DemoOptions};
 
 /// Runs every trial and writes `summary.json`, `summary.md`, `telemetry.json` and
@@ -23,12 +25,15 @@ pub fn run(options: &DemoOptions, mut progress: impl FnMut(&str)) -> Result<serd
     std::fs::create_dir_all(&options.out).map_err(io(options.out.display().to_string()))?;
     let (mut standard, mut protected) = (Vec::new(), Vec::new());
     let mut raw = Vec::new();
+    let mut runs = Vec::new();
     for trial in 1..=options.trials {
         let dir = options.out.join(format!("trial-{trial:02}"));
         std::fs::create_dir_all(&dir).map_err(io(dir.display().to_string()))?;
         for phase in [1, 2] {
             progress(&format!("trial {trial}/{}: phase {phase} ({} s)", options.trials, options.duration.as_secs()));
             let data = run::run_phase(options, trial, phase, &dir, &dir.join(format!("phase{phase}.mcap")))?;
+            let recording = format!("trial-{trial:02}/phase{phase}.mcap");
+            runs.push(json!({"trial": trial, "phase": phase, "recording": recording, "summary": summarize(std::slice::from_ref(&data), phase == 2)}));
             raw.push(json!({
                 "trial": trial,
                 "phase": phase,
@@ -50,6 +55,7 @@ pub fn run(options: &DemoOptions, mut progress: impl FnMut(&str)) -> Result<serd
             "standard": checkpoint(&standard, *t),
             "protected": checkpoint(&protected, *t),
         })).collect::<Vec<_>>(),
+        "runs": runs,
     });
     let write = |name: &str, bytes: Vec<u8>| {
         let path = options.out.join(name);

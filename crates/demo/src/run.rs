@@ -5,14 +5,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use bauxite_core::{BitRate, DEFAULT_REFLECTOR_PORT, Profile, RateSetting};
+use bauxite_core::{BitRate, DEFAULT_REFLECTOR_PORT, Profile, RateSetting, Targets};
 use bauxite_netlab::testbed::{BASE_ADDR, ROBOT_IFACE};
 use bauxite_netlab::workload::{RunningWorkload, WorkloadResult, WorkloadSpec};
 use bauxite_netlab::{ChainOptions, ChainTestbed, Namespace, monotonic_ns};
+use bauxite_shaper::state::ShaperStatus;
 use bauxite_telemetry::Recorder;
-use bauxite_telemetry::messages::{LaneCounters, LatencySample, PhaseMark, ShaperState, VideoFrame, topic};
+use bauxite_telemetry::messages::{
+    LaneCounters, LatencySample, LostMessage, PhaseMark, RunInfo, ShaperState, StreamRate, UpdateDelay, VideoFrame,
+    topic,
+};
 
-use crate::analysis::PhaseData;
+use crate::analysis::{PhaseData, due_ns};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -143,32 +147,63 @@ pub fn run_phase(
             dropped = true;
         }
         let now = monotonic_ns();
-        let state = if phase == 2 {
-            let s = shaper_status(&tb.robot, &options.exe);
-            ShaperState {
-                active: s["daemon"] == "running",
-                congested: s["shaper"]["congested"].as_bool().unwrap_or(false),
-                link_rate_bps: s["shaper"]["link_rate_bps"].as_u64().unwrap_or(0),
-                bulk_drop_probability: s["shaper"]["lanes"][2]["drop_probability"].as_f64().unwrap_or(0.0),
-            }
-        } else {
-            ShaperState { active: false, congested: false, link_rate_bps: 0, bulk_drop_probability: 0.0 }
-        };
+        let state = if phase == 2 { shaper_state(&tb.robot, &options.exe) } else { ShaperState::inactive() };
         shaper_states.push((now, state));
         std::thread::sleep(Duration::from_millis(100));
     }
-    let final_status = if phase == 2 { shaper_status(&tb.robot, &options.exe) } else { serde_json::Value::Null };
+    let final_state = if phase == 2 { shaper_state(&tb.robot, &options.exe) } else { ShaperState::inactive() };
+    shaper_states.push((monotonic_ns(), final_state));
     let result = workload.stop(Duration::from_secs(1));
     drop(processes);
 
-    let bulk_dropped = final_status["shaper"]["lanes"][2]["early_drops"].as_u64().unwrap_or(0);
-    let data = phase_data(&spec, &result, start_ns, options, bulk_dropped);
-    record(mcap, phase, &spec, &result, &shaper_states, start_ns, options)?;
-    Ok(data)
+    let info = RunInfo {
+        trial,
+        phase,
+        protected: phase == 2,
+        duration_ns: options.duration.as_nanos() as u64,
+        drop_at_ns: options.drop_at.as_nanos() as u64,
+        link_before_bps: options.fast.bps(),
+        link_after_bps: options.slow.bps(),
+        critical_streams: critical_streams(&spec)
+            .map(|i| StreamRate { port: spec.streams[i].port, rate_hz: spec.streams[i].rate_hz })
+            .collect(),
+        shaper_rate: (phase == 2).then(|| options.rate.map_or("auto".into(), |r| r.to_string())),
+        ..targets(&Profile::robot().targets)
+    };
+    record(mcap, &info, &spec, &result, &shaper_states, start_ns, options)
 }
 
-fn rel(ns: u64, start_ns: u64) -> f64 {
-    ns.saturating_sub(start_ns) as f64 / 1e9
+/// A run's targets in the recording's units; the rest of the run's description is the caller's.
+fn targets(t: &Targets) -> RunInfo {
+    RunInfo {
+        trial: 0,
+        phase: 0,
+        protected: false,
+        duration_ns: 0,
+        drop_at_ns: 0,
+        link_before_bps: 0,
+        link_after_bps: 0,
+        critical_streams: Vec::new(),
+        shaper_rate: None,
+        target_critical_latency_mean_ms: t.critical_latency_mean.as_secs_f64() * 1e3,
+        target_critical_latency_p99_ms: t.critical_latency_p99.as_secs_f64() * 1e3,
+        target_update_delay_mean_ms: t.update_delay_mean.as_secs_f64() * 1e3,
+        target_critical_loss_pct: t.critical_loss_pct,
+    }
+}
+
+/// The shaper's state as `bauxite status --json` reports it in the robot namespace.
+fn shaper_state(ns: &Namespace, exe: &Path) -> ShaperState {
+    let s = shaper_status(ns, exe);
+    let status: Option<ShaperStatus> = serde_json::from_value(s["shaper"].clone()).ok();
+    let bulk = status.as_ref().and_then(|st| st.lanes.iter().find(|l| l.name == "bulk"));
+    ShaperState {
+        active: s["daemon"] == "running",
+        congested: status.as_ref().is_some_and(|st| st.congested),
+        link_rate_bps: status.as_ref().map_or(0, |st| st.link_rate_bps),
+        bulk_drop_probability: bulk.map_or(0.0, |l| l.drop_probability),
+        bulk_early_drops: bulk.map_or(0, |l| l.early_drops),
+    }
 }
 
 /// Indices of the critical streams (navigation and steering) in the workload.
@@ -176,74 +211,64 @@ fn critical_streams(spec: &WorkloadSpec) -> impl Iterator<Item = usize> + '_ {
     spec.streams.iter().enumerate().filter(|(_, s)| s.port == 7400 || s.port == 7401).map(|(i, _)| i)
 }
 
-fn phase_data(
-    spec: &WorkloadSpec,
-    result: &WorkloadResult,
-    start_ns: u64,
-    options: &DemoOptions,
-    bulk_dropped: u64,
-) -> PhaseData {
-    let mut critical = Vec::new();
-    for i in critical_streams(spec) {
-        let rate = spec.streams[i].rate_hz;
-        let mut by_seq = vec![None; result.sent[i] as usize];
-        for a in &result.arrivals[i] {
-            if let Some(slot) = by_seq.get_mut(a.header.seq as usize) {
-                *slot = Some(a);
-            }
-        }
-        for (seq, arrival) in by_seq.into_iter().enumerate() {
-            critical.push(match arrival {
-                Some(a) => (rel(a.header.sent_ns, start_ns), Some(a.latency_ms())),
-                // A lost message was sent on the stream's schedule.
-                None => (seq as f64 / rate, None),
-            });
-        }
-    }
-    PhaseData {
-        critical,
-        updates: result.updates.iter().map(|u| (rel(u.tick_ns, start_ns), u.delay_ms)).collect(),
-        frames: result.frames.iter().map(|f| (rel(f.received_ns, start_ns), f.bytes)).collect(),
-        bulk_dropped_packets: bulk_dropped,
-        drop_at: options.drop_at.as_secs_f64(),
-        duration: options.duration.as_secs_f64(),
-    }
+/// The lane a workload stream travels in under the robot profile.
+fn lane_of(port: u16) -> &'static str {
+    if port == 7410 { "telemetry" } else { "critical" }
 }
 
+/// Writes the phase's recording and returns what it measured. Both come from one
+/// walk over the same events, and [`crate::audit`] rebuilds the measurement from the
+/// recording with the same [`PhaseData`] methods.
 fn record(
     path: &Path,
-    phase: u32,
+    info: &RunInfo,
     spec: &WorkloadSpec,
     result: &WorkloadResult,
     shaper_states: &[(u64, ShaperState)],
     start_ns: u64,
     options: &DemoOptions,
-) -> Result<(), DemoError> {
+) -> Result<PhaseData, DemoError> {
+    let mut data = PhaseData::new(start_ns, info.drop_at_ns, info.duration_ns);
     let mut rec = Recorder::create(path)?;
+    let run = rec.channel::<RunInfo>(&topic("demo", "run"))?;
     let marks = rec.channel::<PhaseMark>(&topic("demo", "phase"))?;
     let state = rec.channel::<ShaperState>(&topic("shaper", "state"))?;
     let frames = rec.channel::<VideoFrame>(&topic("video", "frames"))?;
-    let name = if phase == 1 { "standard stack" } else { "bauxite" };
+    let updates = rec.channel::<UpdateDelay>(&topic("control", "update_delay"))?;
+    rec.write(run, start_ns, info)?;
+    let name = if info.protected { "bauxite" } else { "standard stack" };
+    let phase = info.phase;
     rec.write(marks, start_ns, &PhaseMark { phase, event: format!("{name}: link {}", options.fast) })?;
-    let drop_ns = start_ns + options.drop_at.as_nanos() as u64;
+    let drop_ns = start_ns + info.drop_at_ns;
     rec.write(marks, drop_ns, &PhaseMark { phase, event: format!("link drops to {}", options.slow) })?;
 
     // Every event in time order, so chunks close as the run went.
     let mut events: Vec<(u64, Event)> = Vec::new();
     for (i, stream) in spec.streams.iter().enumerate() {
-        let lane = if stream.port == 7410 { "telemetry" } else { "critical" };
+        let lane = lane_of(stream.port);
+        let mut arrived = vec![false; result.sent[i] as usize];
         for a in &result.arrivals[i] {
             events.push((a.received_ns, Event::Latency(lane, *a)));
+            if let Some(slot) = arrived.get_mut(a.header.seq as usize) {
+                *slot = true;
+            }
+        }
+        for seq in arrived.iter().enumerate().filter(|(_, a)| !**a).map(|(seq, _)| seq as u32) {
+            let lost = LostMessage { lane: lane.into(), stream: stream.port, seq };
+            events.push((due_ns(start_ns, seq, stream.rate_hz), Event::Lost(lost)));
         }
     }
     events.extend(shaper_states.iter().map(|(t, s)| (*t, Event::State(s.clone()))));
     events.extend(result.frames.iter().map(|f| (f.received_ns, Event::Frame(*f))));
+    events.extend(result.updates.iter().map(|u| (u.tick_ns, Event::Update(*u))));
     events.sort_by_key(|(t, _)| *t);
 
     let mut latency = std::collections::BTreeMap::new();
+    let mut lost = std::collections::BTreeMap::new();
     let mut counters = std::collections::BTreeMap::new();
     for lane in ["critical", "telemetry"] {
         latency.insert(lane, rec.channel::<LatencySample>(&topic("lanes", &format!("{lane}/latency")))?);
+        lost.insert(lane, rec.channel::<LostMessage>(&topic("lanes", &format!("{lane}/lost")))?);
         counters.insert(lane, rec.channel::<LaneCounters>(&topic("lanes", &format!("{lane}/counters")))?);
     }
     let mut received: std::collections::BTreeMap<&str, (u64, u64)> = Default::default();
@@ -278,16 +303,34 @@ fn record(
                     latency_ms: a.latency_ms(),
                 };
                 rec.write(latency[lane], t, &sample)?;
+                if lane == "critical" {
+                    data.arrived(a.header.sent_ns, t);
+                }
             }
-            Event::State(s) => rec.write(state, t, &s)?,
+            Event::Lost(l) => {
+                if l.lane == "critical" {
+                    data.lost(t);
+                }
+                rec.write(lost[l.lane.as_str()], t, &l)?;
+            }
+            Event::Update(u) => {
+                data.updated(t, u.sent_ns);
+                rec.write(updates, t, &UpdateDelay { seq: u.seq, sent_ns: u.sent_ns, delay_ms: u.delay_ms() })?;
+            }
+            Event::State(s) => {
+                data.bulk_dropped_packets = s.bulk_early_drops;
+                rec.write(state, t, &s)?;
+            }
             Event::Frame(f) => {
+                data.frame(t, f.bytes);
                 let v = VideoFrame { frame: f.frame, key: f.key, bytes: f.bytes, latency_ms: f.latency_ms() };
                 rec.write(frames, t, &v)?;
             }
         }
     }
     rec.finish()?;
-    Ok(())
+    data.finish();
+    Ok(data)
 }
 
 /// Messages a lane's streams had sent `elapsed_ns` into the phase (by their schedule).
@@ -301,6 +344,8 @@ fn sent_by(spec: &WorkloadSpec, lane: &str, elapsed_ns: u64) -> u64 {
 
 enum Event {
     Latency(&'static str, bauxite_netlab::traffic::Arrival),
+    Lost(LostMessage),
+    Update(bauxite_netlab::workload::ControlUpdate),
     State(ShaperState),
     Frame(bauxite_netlab::video::FrameArrival),
 }

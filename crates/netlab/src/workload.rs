@@ -77,8 +77,15 @@ pub struct ControlUpdate {
     pub tick_ns: u64,
     /// The correction's sequence number.
     pub seq: u32,
-    /// Tick time minus the correction's send time, ms.
-    pub delay_ms: f64,
+    /// The correction's send time (`CLOCK_MONOTONIC` ns).
+    pub sent_ns: u64,
+}
+
+impl ControlUpdate {
+    /// The update delay: tick time minus the correction's send time, ms.
+    pub fn delay_ms(&self) -> f64 {
+        self.tick_ns.saturating_sub(self.sent_ns) as f64 / 1e6
+    }
 }
 
 /// What a run of the workload measured.
@@ -214,7 +221,7 @@ fn control_loop(hz: f64, phase: Duration, stop: &AtomicBool, newest: &Newest) ->
             && consumed.is_none_or(|c| seq > c)
         {
             consumed = Some(seq);
-            updates.push(ControlUpdate { tick_ns: now, seq, delay_ms: now.saturating_sub(sent_ns) as f64 / 1e6 });
+            updates.push(ControlUpdate { tick_ns: now, seq, sent_ns });
         }
     }
     updates

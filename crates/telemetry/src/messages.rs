@@ -50,6 +50,15 @@ pub struct ShaperState {
     pub link_rate_bps: u64,
     /// The bulk lane's early-drop probability.
     pub bulk_drop_probability: f64,
+    /// Bulk packets discarded early since the shaper started.
+    pub bulk_early_drops: u64,
+}
+
+impl ShaperState {
+    /// No shaper running (the standard stack).
+    pub fn inactive() -> Self {
+        Self { active: false, congested: false, link_rate_bps: 0, bulk_drop_probability: 0.0, bulk_early_drops: 0 }
+    }
 }
 
 /// One delivered video frame, on `/bauxite/video/frames`.
@@ -64,6 +73,75 @@ pub struct VideoFrame {
     pub bytes: u32,
     /// Frame latency (first byte sent to last byte received), ms.
     pub latency_ms: f64,
+}
+
+/// A message that never arrived, on `/bauxite/lanes/<lane>/lost`, stamped with the
+/// time it was due to be sent.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LostMessage {
+    /// The lane it should have travelled in.
+    pub lane: String,
+    /// The stream (destination port).
+    pub stream: u16,
+    /// Sequence number in the stream.
+    pub seq: u32,
+}
+
+/// The control loop consuming a new correction, on `/bauxite/control/update_delay`,
+/// stamped with the consuming tick.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateDelay {
+    /// The correction's sequence number.
+    pub seq: u32,
+    /// When the correction was sent, ns (the message's stamp is the consuming tick).
+    pub sent_ns: u64,
+    /// Correction sent → consumed, ms.
+    pub delay_ms: f64,
+}
+
+/// What a recorded run was, on `/bauxite/demo/run`, written once at its start: what
+/// `bauxite audit` needs to recompute and check the run from the recording alone.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunInfo {
+    /// Trial number, from 1.
+    pub trial: u32,
+    /// Phase (1 standard stack, 2 protected).
+    pub phase: u32,
+    /// Whether Bauxite shaped this run.
+    pub protected: bool,
+    /// Length of the run, ns.
+    pub duration_ns: u64,
+    /// When the link rate dropped, ns after the start.
+    pub drop_at_ns: u64,
+    /// Link rate before the drop, bit/s.
+    pub link_before_bps: u64,
+    /// Link rate after the drop, bit/s.
+    pub link_after_bps: u64,
+    /// The critical streams.
+    pub critical_streams: Vec<StreamRate>,
+    /// The shaper's rate setting (`auto` or a rate), when protected.
+    pub shaper_rate: Option<String>,
+    /// Target: mean critical latency, ms.
+    pub target_critical_latency_mean_ms: f64,
+    /// Target: p99 critical latency, ms.
+    pub target_critical_latency_p99_ms: f64,
+    /// Target: mean update delay, ms.
+    pub target_update_delay_mean_ms: f64,
+    /// Target: critical loss, percent.
+    pub target_critical_loss_pct: f64,
+}
+
+/// A periodic stream: its destination port and send rate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StreamRate {
+    /// Destination port (the stream id).
+    pub port: u16,
+    /// Messages per second.
+    pub rate_hz: f64,
 }
 
 /// A phase boundary of a run, on `/bauxite/demo/phase`.

@@ -27,8 +27,13 @@ fn record(recorder: &mut Recorder, seconds: u64) {
         if i % 10 == 0 {
             let c = LaneCounters { lane: "critical".into(), sent: i, received: i, dropped: 0, bitrate_bps: 42_400.0 };
             recorder.write(counters, t, &c).unwrap();
-            let s =
-                ShaperState { active: true, congested: i > 300, link_rate_bps: 1_500_000, bulk_drop_probability: 0.1 };
+            let s = ShaperState {
+                active: true,
+                congested: i > 300,
+                link_rate_bps: 1_500_000,
+                bulk_drop_probability: 0.1,
+                bulk_early_drops: i,
+            };
             recorder.write(shaper, t, &s).unwrap();
             let f = VideoFrame { frame: i as u32 / 3, key: i % 300 == 0, bytes: 14_000, latency_ms: 30.0 };
             recorder.write(video, t, &f).unwrap();

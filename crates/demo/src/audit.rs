@@ -1,0 +1,210 @@
+//! `bauxite audit`: a demo recording's figures, recomputed from the recording alone
+//! and checked against the targets it carries.
+//!
+//! The measurement is rebuilt with the same [`PhaseData`] methods the live run used,
+//! from the same integer timestamps, so a complete recording reproduces the live
+//! summary exactly. A truncated recording is audited up to its last complete chunk
+//! and fails the completeness check; a file that is not a demo recording is an error.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use bauxite_telemetry::messages::{LatencySample, RunInfo, ShaperState, UpdateDelay, VideoFrame, topic};
+use bauxite_telemetry::{Message, Recording};
+
+use crate::analysis::{PhaseData, PhaseSummary, summarize};
+
+/// Why a file could not be audited at all.
+#[derive(Debug, thiserror::Error)]
+pub enum AuditError {
+    /// Not readable, or not MCAP.
+    #[error(transparent)]
+    Read(#[from] bauxite_telemetry::ReadError),
+    /// No run description: not a demo recording, or cut before its first chunk.
+    #[error(
+        "{path}: no {topic} message in the {messages} readable messages{damage}: not a demo recording, or cut before its first chunk"
+    )]
+    NoRun {
+        /// The file.
+        path: PathBuf,
+        /// The channel that was looked for.
+        topic: String,
+        /// Messages that could be read.
+        messages: usize,
+        /// ` (<damage>)` when the file is damaged.
+        damage: String,
+    },
+    /// A message that does not have its channel's shape.
+    #[error("{path}: message at {time_ns} ns on {topic}: {message}")]
+    Malformed {
+        /// The file.
+        path: PathBuf,
+        /// Its channel.
+        topic: String,
+        /// Its timestamp.
+        time_ns: u64,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// One check of a recording against a target.
+#[derive(Clone, Debug, Serialize)]
+pub struct Check {
+    /// What is checked.
+    pub name: String,
+    /// The measured value.
+    pub measured: f64,
+    /// The limit it must not exceed.
+    pub limit: f64,
+    /// Unit of both.
+    pub unit: &'static str,
+    /// Whether it held.
+    pub pass: bool,
+}
+
+/// The audit of one recording.
+#[derive(Clone, Debug, Serialize)]
+pub struct AuditReport {
+    /// The file.
+    pub file: PathBuf,
+    /// Trial and phase, as recorded.
+    pub trial: u32,
+    /// 1 (standard stack) or 2 (Bauxite).
+    pub phase: u32,
+    /// Whether Bauxite shaped the run.
+    pub protected: bool,
+    /// Messages read.
+    pub messages: usize,
+    /// Seconds of the run the readable messages cover.
+    pub covered_s: f64,
+    /// Why reading stopped early, for a damaged file.
+    pub damage: Option<String>,
+    /// The figures, in the shape of one phase of `summary.json`.
+    pub summary: PhaseSummary,
+    /// Each target and whether it held.
+    pub checks: Vec<Check>,
+    /// Whether every check held.
+    pub pass: bool,
+}
+
+/// Audits the recording at `path`.
+pub fn audit(path: &Path) -> Result<AuditReport, AuditError> {
+    let recording = bauxite_telemetry::read(path)?;
+    let run_topic = topic("demo", "run");
+    let run = recording.on(&run_topic).next().ok_or_else(|| AuditError::NoRun {
+        path: path.to_path_buf(),
+        topic: run_topic.clone(),
+        messages: recording.messages.len(),
+        damage: recording.damage.as_ref().map_or(String::new(), |d| format!(" ({d})")),
+    })?;
+    let start_ns = run.time_ns;
+    let info: RunInfo = decode(path, run)?;
+    let data = phase_data(path, &recording, &info, start_ns)?;
+    let summary = summarize(std::slice::from_ref(&data), info.protected);
+    let last_ns = recording.messages.iter().map(|m| m.time_ns).max().unwrap_or(start_ns);
+    let covered_s = last_ns.saturating_sub(start_ns) as f64 / 1e9;
+
+    let mut checks = Vec::new();
+    let mut check = |name: &str, measured: f64, limit: f64, unit| {
+        checks.push(Check { name: name.into(), measured, limit, unit, pass: measured <= limit })
+    };
+    // Nothing measured is no evidence: an empty window fails every latency check.
+    let figure = |v: &serde_json::Value, k: &str, n: usize| match v[k].as_f64() {
+        Some(x) if n > 0 => x,
+        _ => f64::INFINITY,
+    };
+    let (latency, n) = (&summary.critical_latency_ms, summary.critical_messages);
+    check("critical latency, mean", figure(latency, "mean", n), info.target_critical_latency_mean_ms, "ms");
+    check("critical latency, p99", figure(latency, "p99", n), info.target_critical_latency_p99_ms, "ms");
+    let update = figure(&summary.update_delay_ms, "mean", summary.updates);
+    check("correction update delay, mean", update, info.target_update_delay_mean_ms, "ms");
+    let loss = if n > 0 { summary.critical_loss_pct } else { f64::INFINITY };
+    check("critical loss", loss, info.target_critical_loss_pct, "%");
+    if recording.damage.is_some() {
+        check("recording complete (seconds missing)", (info.duration_ns as f64 / 1e9 - covered_s).max(0.0), 0.0, "s");
+        checks.last_mut().expect("just pushed").pass = false;
+    }
+    let pass = checks.iter().all(|c| c.pass);
+    Ok(AuditReport {
+        file: path.to_path_buf(),
+        trial: info.trial,
+        phase: info.phase,
+        protected: info.protected,
+        messages: recording.messages.len(),
+        covered_s,
+        damage: recording.damage.clone(),
+        summary,
+        checks,
+        pass,
+    })
+}
+
+fn decode<T: DeserializeOwned>(path: &Path, m: &Message) -> Result<T, AuditError> {
+    serde_json::from_value(m.value.clone()).map_err(|e| AuditError::Malformed {
+        path: path.to_path_buf(),
+        topic: m.topic.clone(),
+        time_ns: m.time_ns,
+        message: e.to_string(),
+    })
+}
+
+/// The measurement, rebuilt from the recording in file (time) order.
+fn phase_data(path: &Path, recording: &Recording, info: &RunInfo, start_ns: u64) -> Result<PhaseData, AuditError> {
+    let mut data = PhaseData::new(start_ns, info.drop_at_ns, info.duration_ns);
+    let (latency, lost) = (topic("lanes", "critical/latency"), topic("lanes", "critical/lost"));
+    let (updates, frames, state) =
+        (topic("control", "update_delay"), topic("video", "frames"), topic("shaper", "state"));
+    for m in &recording.messages {
+        let t = m.time_ns;
+        if m.topic == latency {
+            data.arrived(decode::<LatencySample>(path, m)?.sent_ns, t);
+        } else if m.topic == lost {
+            data.lost(t);
+        } else if m.topic == updates {
+            data.updated(t, decode::<UpdateDelay>(path, m)?.sent_ns);
+        } else if m.topic == frames {
+            data.frame(t, decode::<VideoFrame>(path, m)?.bytes);
+        } else if m.topic == state {
+            data.bulk_dropped_packets = decode::<ShaperState>(path, m)?.bulk_early_drops;
+        }
+    }
+    data.finish();
+    Ok(data)
+}
+
+impl fmt::Display for AuditReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = if self.protected { "Bauxite" } else { "standard stack" };
+        writeln!(f, "{}: trial {}, phase {} ({what})", self.file.display(), self.trial, self.phase)?;
+        writeln!(f, "  {} messages covering {:.1} s", self.messages, self.covered_s)?;
+        if let Some(damage) = &self.damage {
+            writeln!(f, "  damaged: {damage}; the figures cover what was readable")?;
+        }
+        let l = &self.summary.critical_latency_ms;
+        let n = self.summary.critical_messages;
+        let ms = |k: &str| l[k].as_f64().filter(|_| n > 0).map_or("—".into(), |v| format!("{v:.3}"));
+        writeln!(
+            f,
+            "  {n} critical messages; latency ms: mean {} p50 {} p95 {} p99 {} max {}",
+            ms("mean"),
+            ms("p50"),
+            ms("p95"),
+            ms("p99"),
+            ms("max")
+        )?;
+        writeln!(
+            f,
+            "  video {:.3} Mbit/s, {:.1} fps, {} bulk packets discarded early",
+            self.summary.bulk_throughput_mbps, self.summary.video_fps, self.summary.bulk_dropped_packets
+        )?;
+        for c in &self.checks {
+            let mark = if c.pass { "pass" } else { "FAIL" };
+            writeln!(f, "  [{mark}] {}: {:.3} {} (limit {} {})", c.name, c.measured, c.unit, c.limit, c.unit)?;
+        }
+        write!(f, "verdict: {}", if self.pass { "pass" } else { "FAIL" })
+    }
+}
