@@ -6,14 +6,20 @@
 //! [`Qdisc`] trait.
 #![deny(missing_docs)]
 
+mod codel;
 pub mod dscp;
 mod fifo;
+mod fq;
+mod fq_codel;
 pub mod pie;
 mod prio;
 mod queue;
+mod rng;
 
+pub use codel::{Codel, CodelConfig, CodelState};
 pub use dscp::DscpMap;
 pub use fifo::Fifo;
+pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use pie::{PieConfig, PieController};
 pub use prio::{Prio, PrioConfig};
 pub use queue::LimitScope;
