@@ -11,6 +11,7 @@ pub mod dscp;
 mod fifo;
 mod fq;
 mod fq_codel;
+mod fq_pie;
 pub mod pie;
 mod prio;
 mod queue;
@@ -20,7 +21,8 @@ pub use codel::{Codel, CodelConfig, CodelState};
 pub use dscp::DscpMap;
 pub use fifo::Fifo;
 pub use fq_codel::{FqCodel, FqCodelConfig};
-pub use pie::{PieConfig, PieController};
+pub use fq_pie::{FqPie, FqPieConfig};
+pub use pie::{Pie, PieConfig, PieController, PieQdiscConfig};
 pub use prio::{Prio, PrioConfig};
 pub use queue::LimitScope;
 

@@ -29,7 +29,6 @@ impl SplitMix64 {
     }
 
     /// A uniform draw from [0, 1) with 53 bits of precision.
-    #[cfg_attr(not(test), allow(dead_code))] // PIE's drop decision, next commit
     pub(crate) fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
