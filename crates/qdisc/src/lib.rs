@@ -7,6 +7,9 @@
 #![deny(missing_docs)]
 
 mod codel;
+#[cfg(test)]
+mod contract_tests;
+mod drr;
 pub mod dscp;
 mod fifo;
 mod fq;
@@ -18,6 +21,7 @@ mod queue;
 mod rng;
 
 pub use codel::{Codel, CodelConfig, CodelState};
+pub use drr::{Drr, DrrConfig};
 pub use dscp::DscpMap;
 pub use fifo::Fifo;
 pub use fq_codel::{FqCodel, FqCodelConfig};

@@ -29,6 +29,11 @@ impl PacketQueue {
         Some(packet)
     }
 
+    /// The head, left in place.
+    pub(crate) fn front(&self) -> Option<&Packet> {
+        self.packets.front()
+    }
+
     /// Packets queued.
     pub(crate) fn len(&self) -> usize {
         self.packets.len()
