@@ -31,8 +31,8 @@ pub(crate) trait FlowAqm: Send {
     /// What all flows share: the parameters, and any random stream.
     type Shared: Send;
 
-    /// Whether to admit `packet` into `queue` at `now` (an enqueue-time AQM such
-    /// as PIE may refuse it). It is not yet in the queue.
+    /// Whether a packet arriving at `now` may join `queue` (an enqueue-time AQM
+    /// such as PIE may refuse it); `queue` does not hold it yet.
     fn admit(&mut self, shared: &mut Self::Shared, queue: &PacketQueue, now: Nanos) -> bool;
 
     /// The packet `queue` sends at `now`, after pushing any packets the AQM drops
@@ -94,9 +94,9 @@ impl<A: FlowAqm + Clone> FlowScheduler<A> {
     ///
     /// # Panics
     /// If `flows`, `quantum`, `limit` or `drop_batch_size` is zero, or there are
-    /// more than 2³² flows.
+    /// 2³² flows or more.
     pub(crate) fn new(params: FqParams, aqm: A, shared: impl FnOnce(SplitMix64) -> A::Shared) -> Self {
-        assert!(params.flows > 0 && u32::try_from(params.flows).is_ok(), "need 1..=2^32 flows");
+        assert!(params.flows > 0 && u32::try_from(params.flows).is_ok(), "need between 1 and 2^32 - 1 flows");
         assert!(params.quantum > 0, "a zero quantum never serves anything");
         assert!(params.limit > 0, "need room for at least one packet");
         assert!(params.drop_batch_size > 0, "an overflow must drop at least one packet");
@@ -137,6 +137,7 @@ impl<A: FlowAqm> FlowScheduler<A> {
         &self.flows[self.bucket_of(flow)].aqm
     }
 
+    /// [`crate::Qdisc::enqueue`].
     pub(crate) fn enqueue(&mut self, mut packet: Packet, now: Nanos) -> Verdict {
         packet.enqueued_at = now;
         let idx = self.bucket_of(packet.flow);
@@ -198,6 +199,7 @@ impl<A: FlowAqm> FlowScheduler<A> {
         fattest
     }
 
+    /// [`crate::Qdisc::dequeue`].
     pub(crate) fn dequeue(&mut self, now: Nanos) -> Option<Packet> {
         loop {
             let (idx, from_new) = match (self.new_flows.front(), self.old_flows.front()) {

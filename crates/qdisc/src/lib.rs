@@ -3,7 +3,26 @@
 //! Nothing here does I/O or reads a clock: the caller passes the time in. The
 //! simulator drives these with its event clock and any userspace shaper with real
 //! time, so both run the same code. Each discipline is one file behind the one
-//! [`Qdisc`] trait.
+//! [`Qdisc`] trait, and the ones that need chance or a hash salt draw it from a
+//! seed in their configuration, so the same inputs always give the same outputs.
+//!
+//! | discipline | type | what it is for |
+//! |---|---|---|
+//! | drop-tail FIFO | [`Fifo`] | the seed's no-priority baseline |
+//! | strict priority | [`Prio`] | the seed's PFIFO_FAST-style (3 bands) and PRIO (4 bands) by DSCP |
+//! | Deficit Round Robin | [`Drr`] | weighted shares per DSCP class, the seed's "future work" |
+//! | CoDel (RFC 8289) | [`Codel`] | delay-based AQM on one queue |
+//! | FQ-CoDel (RFC 8290) | [`FqCodel`] | flow isolation with CoDel per flow |
+//! | PIE (RFC 8033) | [`Pie`] | probabilistic AQM on one queue |
+//! | FQ-PIE | [`FqPie`] | flow isolation with PIE per flow |
+//!
+//! The discipline modules are private and their types re-exported here, so
+//! callers name every discipline the same flat way (`bauxite_qdisc::FqCodel`) and
+//! the files can be split or merged without breaking them. Shared machinery stays
+//! private too: one FIFO with byte accounting, one CoDel state machine, one PIE
+//! queue state, one flow-queue scheduler under both FQ disciplines, one PRNG.
+//! [`dscp`] is public for its code points and map builder; [`pie`] stays public
+//! because the userspace shaper uses its controller.
 #![deny(missing_docs)]
 
 mod codel;
