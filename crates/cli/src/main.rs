@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use bauxite_core::{Profile, RateSetting};
 use clap::{Parser, Subcommand};
 
+mod progress;
 mod sim;
 
 #[derive(Parser)]
@@ -76,7 +77,7 @@ enum Command {
     },
     /// The scheduler simulator (seed 003): one scenario or the whole study.
     #[command(subcommand)]
-    Sim(sim::SimCommand),
+    Sim(Box<sim::SimCommand>),
     /// Per-lane packets, bytes, drops, rate, backlog, drop probability and the congested state.
     Status {
         /// The interface.
@@ -145,7 +146,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 out: out.clone(),
                 exe: std::env::current_exe().context("locating the bauxite binary")?,
             };
-            bauxite_demo::run(&options, |step| eprintln!("bauxite demo: {step}"))?;
+            let bar = progress::bar(u64::from(trials) * 2, "phases");
+            bauxite_demo::run(&options, |done, next| {
+                bar.set_position(done);
+                bar.set_message(next.to_string());
+            })?;
+            bar.finish_and_clear();
             print!("{}", std::fs::read_to_string(out.join("summary.md"))?);
             eprintln!("bauxite demo: results in {}", out.display());
         }
@@ -160,7 +166,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
         }
-        Command::Sim(command) => sim::run(command)?,
+        Command::Sim(command) => sim::run(*command)?,
         Command::Down { iface } => {
             let report = bauxite_shaper::down(&iface)?;
             if report.anything() {

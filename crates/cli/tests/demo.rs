@@ -38,30 +38,88 @@ fn a_short_demo_writes_its_results_and_shows_the_difference() {
     assert!(plain > 100.0, "the standard stack buries critical traffic: {plain} ms");
     assert!(shaped < 1.5, "Bauxite keeps it fast: {shaped} ms");
     assert_eq!(protected["critical_loss_pct"], 0.0);
-    for name in ["summary.md", "telemetry.json"] {
-        assert!(out.join(name).exists(), "{name}");
+    for name in [
+        "summary.md",
+        "telemetry.json",
+        "foxglove_layout.json",
+        "critical_latency.png",
+        "critical_latency.svg",
+        "update_delay.png",
+        "update_delay.svg",
+        "bulk_throughput.png",
+        "bulk_throughput.svg",
+    ] {
+        assert!(out.join(name).metadata().is_ok_and(|m| m.len() > 0), "{name} written");
     }
 
-    // Every channel of both recordings validates against its schema.
+    // Every channel of both recordings validates against its schema, and the
+    // channels the demo promises are all there.
+    let mut fields_by_topic = std::collections::BTreeMap::new();
     for phase in ["phase1.mcap", "phase2.mcap"] {
         let recording = bauxite_telemetry::read(&out.join("trial-01").join(phase)).unwrap();
         assert_eq!(recording.damage, None, "{phase}");
         for topic in [
+            "/bauxite/demo/run",
+            "/bauxite/demo/phase",
             "/bauxite/lanes/critical/latency",
             "/bauxite/lanes/critical/counters",
+            "/bauxite/lanes/bulk/counters",
+            "/bauxite/control/update_delay",
             "/bauxite/shaper/state",
             "/bauxite/video/frames",
-            "/bauxite/demo/phase",
         ] {
-            let schema = recording.schemas.get(topic).unwrap_or_else(|| panic!("{phase}: no channel {topic}"));
+            assert!(recording.on(topic).next().is_some(), "{phase}: {topic} is empty");
+        }
+        for (topic, schema) in &recording.schemas {
             let validator = jsonschema::validator_for(schema).unwrap();
-            let mut n = 0;
             for m in recording.on(topic) {
                 assert!(validator.is_valid(&m.value), "{phase} {topic}: {}", m.value);
-                n += 1;
             }
-            assert!(n > 0, "{phase}: {topic} is empty");
+            let fields: Vec<String> = schema["properties"].as_object().unwrap().keys().cloned().collect();
+            fields_by_topic.insert(topic.clone(), fields);
         }
     }
+
+    // The Foxglove layout reads only channels and fields the recordings have.
+    let layout: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(out.join("foxglove_layout.json")).unwrap()).unwrap();
+    for (id, panel) in layout["configById"].as_object().unwrap() {
+        let paths: Vec<&str> = match panel.get("topicPath") {
+            Some(topic) => vec![topic.as_str().unwrap()],
+            None => panel["paths"].as_array().unwrap().iter().map(|p| p["value"].as_str().unwrap()).collect(),
+        };
+        for path in paths {
+            let (topic, field) = path.split_once('.').unwrap_or((path, ""));
+            let fields = fields_by_topic.get(topic).unwrap_or_else(|| panic!("{id}: no channel {topic}"));
+            assert!(field.is_empty() || fields.iter().any(|f| f == field), "{id}: {topic} has no field {field}");
+        }
+    }
+
+    // Phase 3: the audit recomputes each recording's figures exactly as the live run
+    // reported them; phase 2 passes, phase 1 fails with exit 1.
+    for run in summary["runs"].as_array().unwrap() {
+        let file = out.join(run["recording"].as_str().unwrap());
+        let audit = Command::new(env!("CARGO_BIN_EXE_bauxite"))
+            .args(["audit", "--json"])
+            .arg(&file)
+            .output()
+            .expect("run bauxite audit");
+        let report: serde_json::Value = serde_json::from_slice(&audit.stdout).expect("audit --json prints JSON");
+        assert_eq!(report["summary"], run["summary"], "{}: audit reproduces the live figures", file.display());
+        let protected = run["phase"] == 2;
+        assert_eq!(report["pass"], protected, "{}: {report}", file.display());
+        assert_eq!(audit.status.code(), Some(if protected { 0 } else { 1 }), "{}", file.display());
+    }
+
+    // A recording cut in half is audited as far as it goes, and fails.
+    let whole = std::fs::read(out.join("trial-01/phase2.mcap")).unwrap();
+    let cut = out.join("cut.mcap");
+    std::fs::write(&cut, &whole[..whole.len() / 2]).unwrap();
+    let audit = Command::new(env!("CARGO_BIN_EXE_bauxite")).arg("audit").arg(&cut).output().unwrap();
+    let text = String::from_utf8_lossy(&audit.stdout);
+    assert_eq!(audit.status.code(), Some(1), "{text}");
+    assert!(text.contains("damaged") && text.contains("messages covering"), "{text}");
+    assert!(text.contains("[FAIL] recording complete"), "{text}");
+
     std::fs::remove_dir_all(out).ok();
 }

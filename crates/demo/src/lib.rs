@@ -8,10 +8,12 @@
 
 pub mod analysis;
 pub mod audit;
+pub mod charts;
 pub mod run;
 
 use std::fmt::Write as _;
 
+use bauxite_telemetry::foxglove::{self, Panel};
 use serde_json::json;
 
 use analysis::{CHECKPOINTS, PhaseData, PhaseSummary, checkpoint, summarize};
@@ -19,8 +21,9 @@ pub use audit::{AuditError, AuditReport, audit};
 pub use run::{DemoError, DemoOptions};
 
 /// Runs every trial and writes `summary.json`, `summary.md`, `telemetry.json` and
-/// `trial-NN/phase{1,2}.mcap` into `options.out`. `progress` hears about each step.
-pub fn run(options: &DemoOptions, mut progress: impl FnMut(&str)) -> Result<serde_json::Value, DemoError> {
+/// `trial-NN/phase{1,2}.mcap` into `options.out`. `progress` hears, before each
+/// phase, how many phases are done and what runs next.
+pub fn run(options: &DemoOptions, mut progress: impl FnMut(u64, &str)) -> Result<serde_json::Value, DemoError> {
     let io = |what: String| move |e| DemoError::Io(what.clone(), e);
     std::fs::create_dir_all(&options.out).map_err(io(options.out.display().to_string()))?;
     let (mut standard, mut protected) = (Vec::new(), Vec::new());
@@ -30,7 +33,8 @@ pub fn run(options: &DemoOptions, mut progress: impl FnMut(&str)) -> Result<serd
         let dir = options.out.join(format!("trial-{trial:02}"));
         std::fs::create_dir_all(&dir).map_err(io(dir.display().to_string()))?;
         for phase in [1, 2] {
-            progress(&format!("trial {trial}/{}: phase {phase} ({} s)", options.trials, options.duration.as_secs()));
+            let done = u64::from(trial - 1) * 2 + u64::from(phase - 1);
+            progress(done, &format!("trial {trial}/{}: phase {phase}", options.trials));
             let data = run::run_phase(options, trial, phase, &dir, &dir.join(format!("phase{phase}.mcap")))?;
             let recording = format!("trial-{trial:02}/phase{phase}.mcap");
             runs.push(json!({"trial": trial, "phase": phase, "recording": recording, "summary": summarize(std::slice::from_ref(&data), phase == 2)}));
@@ -64,7 +68,46 @@ pub fn run(options: &DemoOptions, mut progress: impl FnMut(&str)) -> Result<serd
     write("summary.json", serde_json::to_vec_pretty(&summary).expect("JSON"))?;
     write("telemetry.json", serde_json::to_vec(&json!({"runs": raw})).expect("JSON"))?;
     write("summary.md", markdown(options, &standard, &protected).into_bytes())?;
+    write("foxglove_layout.json", serde_json::to_vec_pretty(&foxglove::layout(&layout_panels())).expect("JSON"))?;
+    let label = format!("Bauxite (rate {})", options.rate.map_or("auto".into(), |r| r.to_string()));
+    charts::write(&options.out, &standard, &protected, &label)?;
     Ok(summary)
+}
+
+/// The Foxglove layout for the demo's recordings: latency per lane, the control
+/// loop's update delay, throughput per lane, the shaper's state over time, and the
+/// raw run and shaper messages.
+pub fn layout_panels() -> Vec<Vec<Panel>> {
+    let plot = |title: &str, paths: &[&str]| Panel::Plot {
+        title: title.into(),
+        paths: paths.iter().map(|p| p.to_string()).collect(),
+    };
+    vec![
+        vec![
+            plot(
+                "Latency per lane (ms)",
+                &["/bauxite/lanes/critical/latency.latency_ms", "/bauxite/lanes/telemetry/latency.latency_ms"],
+            ),
+            plot("Correction update delay (ms)", &["/bauxite/control/update_delay.delay_ms"]),
+            plot(
+                "Throughput per lane (bit/s)",
+                &[
+                    "/bauxite/lanes/bulk/counters.bitrate_bps",
+                    "/bauxite/lanes/telemetry/counters.bitrate_bps",
+                    "/bauxite/lanes/critical/counters.bitrate_bps",
+                ],
+            ),
+        ],
+        vec![
+            Panel::StateTransitions {
+                paths: vec!["/bauxite/shaper/state.congested".into(), "/bauxite/shaper/state.active".into()],
+            },
+            plot("Shaper: link rate (bit/s)", &["/bauxite/shaper/state.link_rate_bps"]),
+            plot("Bulk: early-drop probability", &["/bauxite/shaper/state.bulk_drop_probability"]),
+            Panel::RawMessages { topic: "/bauxite/demo/phase".into() },
+            Panel::RawMessages { topic: "/bauxite/shaper/state".into() },
+        ],
+    ]
 }
 
 fn markdown(options: &DemoOptions, standard: &[PhaseData], protected: &[PhaseData]) -> String {

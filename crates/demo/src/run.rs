@@ -51,6 +51,9 @@ pub enum DemoError {
     /// Recording.
     #[error(transparent)]
     Record(#[from] bauxite_telemetry::RecordError),
+    /// A chart could not be drawn.
+    #[error(transparent)]
+    Chart(#[from] bauxite_telemetry::chart::ChartError),
     /// The shaper did not start.
     #[error("bauxite up did not start in the robot namespace: {0}")]
     Shaper(String),
@@ -269,9 +272,13 @@ fn record(
     for lane in ["critical", "telemetry"] {
         latency.insert(lane, rec.channel::<LatencySample>(&topic("lanes", &format!("{lane}/latency")))?);
         lost.insert(lane, rec.channel::<LostMessage>(&topic("lanes", &format!("{lane}/lost")))?);
+    }
+    for lane in ["critical", "telemetry", "bulk"] {
         counters.insert(lane, rec.channel::<LaneCounters>(&topic("lanes", &format!("{lane}/counters")))?);
     }
-    let mut received: std::collections::BTreeMap<&str, (u64, u64)> = Default::default();
+    // Per lane: messages (video frames for bulk) received so far, bytes this interval.
+    let mut received: std::collections::BTreeMap<&str, (u64, u64)> =
+        ["critical", "telemetry", "bulk"].into_iter().map(|lane| (lane, (0, 0))).collect();
     let mut next_counters = start_ns + 100_000_000;
     for (t, event) in events {
         while t >= next_counters {
@@ -322,6 +329,9 @@ fn record(
                 rec.write(state, t, &s)?;
             }
             Event::Frame(f) => {
+                let entry = received.entry("bulk").or_default();
+                entry.0 += 1;
+                entry.1 += u64::from(f.bytes);
                 data.frame(t, f.bytes);
                 let v = VideoFrame { frame: f.frame, key: f.key, bytes: f.bytes, latency_ms: f.latency_ms() };
                 rec.write(frames, t, &v)?;
@@ -334,12 +344,13 @@ fn record(
 }
 
 /// Messages a lane's streams had sent `elapsed_ns` into the phase (by their schedule).
+/// For the bulk lane, video frames the camera had produced.
 fn sent_by(spec: &WorkloadSpec, lane: &str, elapsed_ns: u64) -> u64 {
-    spec.streams
-        .iter()
-        .filter(|s| (s.port == 7410) == (lane == "telemetry"))
-        .map(|s| (elapsed_ns as f64 / 1e9 * s.rate_hz) as u64 + 1)
-        .sum()
+    let by_rate = |hz: f64| (elapsed_ns as f64 / 1e9 * hz) as u64 + 1;
+    if lane == "bulk" {
+        return by_rate(f64::from(spec.video.fps));
+    }
+    spec.streams.iter().filter(|s| lane_of(s.port) == lane).map(|s| by_rate(s.rate_hz)).sum()
 }
 
 enum Event {

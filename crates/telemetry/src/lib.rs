@@ -5,6 +5,8 @@
 //! Bauxite that records (the demo, the bridge's evaluation) uses this crate.
 #![deny(missing_docs)]
 
+pub mod chart;
+pub mod foxglove;
 pub mod messages;
 pub mod record;
 pub mod replay;

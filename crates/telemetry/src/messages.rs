@@ -28,11 +28,11 @@ pub struct LatencySample {
 pub struct LaneCounters {
     /// The lane.
     pub lane: String,
-    /// Messages sent since the start.
+    /// Messages sent since the start (video frames produced, on the bulk lane).
     pub sent: u64,
-    /// Messages received since the start.
+    /// Messages (frames) received since the start.
     pub received: u64,
-    /// Messages lost or dropped since the start.
+    /// Messages (frames) not received: lost, dropped, skipped or still in flight.
     pub dropped: u64,
     /// Received bit rate over the interval, bit/s.
     pub bitrate_bps: f64,
