@@ -1,17 +1,272 @@
-//! `bauxite sim`: the scheduler simulator's command line (seed 003).
+//! `bauxite sim`: the scheduler simulator's command line (seed 003). Parsing and
+//! wiring only; the simulator, the study and the writers are in `bauxite-sim`.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use bauxite_sim::output::{check_out_dir, write_outputs};
+use bauxite_sim::study::{Family, StudyConfig, default_start_jitter_ms};
+use bauxite_sim::{LimitMode, ScenarioConfig, Scheduler, StudyResult, run_study};
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// `bauxite sim` subcommands.
-#[derive(clap::Subcommand, Debug)]
+#[derive(Subcommand, Debug)]
 pub enum SimCommand {
-    /// One scenario.
-    Run,
+    /// Run one scenario and write flows.csv, classes.csv, summary.json and summary.md.
+    Run(RunArgs),
+    /// Run scenario families (the seed's study and more) in parallel.
+    Study(StudyArgs),
+}
+
+/// `bauxite sim run`.
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The bottleneck scheduler: fifo, pfifo-fast, prio, fq-pie, fq-codel, drr, codel, pie.
+    #[arg(long)]
+    scheduler: String,
+    /// DSCP marking of the application classes.
+    #[arg(long, default_value = "on", value_parser = ["on", "off"])]
+    dscp: String,
+    /// Random seed (start offsets, the disciplines' own randomness).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Application start-time jitter, ms (0: all start together, as in the seed).
+    #[arg(long, allow_negative_numbers = true)]
+    start_jitter_ms: Option<f64>,
+    #[command(flatten)]
+    scenario: ScenarioArgs,
+    /// Where results go.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// `bauxite sim study`.
+#[derive(Args, Debug)]
+pub struct StudyArgs {
+    /// Families: compare, load, followers, queue, or all (comma-separated).
+    #[arg(long, default_value = "all")]
+    family: String,
+    /// Schedulers to compare (comma-separated); default the seed's five and drr.
+    #[arg(long)]
+    schedulers: Option<String>,
+    /// Repetitions of each point with random start offsets; with more than one,
+    /// figures are means with `_ci95` half-widths.
+    #[arg(long, default_value_t = 1)]
+    seeds: u32,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// First seed; repetition k uses seed + k.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Start-time jitter, ms (default: 0 for one seed, 100 for several).
+    #[arg(long, allow_negative_numbers = true)]
+    start_jitter_ms: Option<f64>,
+    /// Background rates of the load sweep, Mbit/s per direction (comma-separated).
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    load_bg_mbps: Option<Vec<f64>>,
+    /// Follower counts of the follower sweep (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    follower_counts: Option<Vec<u32>>,
+    /// Queue limits of the queue sweep, packets (comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    queue_limits: Option<Vec<u32>>,
+    #[command(flatten)]
+    scenario: ScenarioArgs,
+    /// Where results go.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// Every scenario parameter; unset ones keep the seed's values.
+#[derive(Args, Debug)]
+struct ScenarioArgs {
+    /// Followers (study: the compare, load and queue families' count).
+    #[arg(long)]
+    followers: Option<u32>,
+    /// Background payload rate per direction, Mbit/s (study: all but the load family).
+    #[arg(long, allow_negative_numbers = true)]
+    bg_mbps: Option<f64>,
+    /// Bottleneck queue limit, packets (study: all but the queue family).
+    #[arg(long)]
+    queue: Option<u32>,
+    /// Simulated seconds (applications stop then; the network drains after).
+    #[arg(long, allow_negative_numbers = true)]
+    duration: Option<f64>,
+    /// Application start time, s.
+    #[arg(long, allow_negative_numbers = true)]
+    start: Option<f64>,
+    /// Background flows per direction (0: no background).
+    #[arg(long)]
+    bg_flows: Option<u32>,
+    /// Background UDP payload, bytes.
+    #[arg(long)]
+    bg_payload: Option<u32>,
+    /// Background start delay after the other applications, ms.
+    #[arg(long, allow_negative_numbers = true)]
+    bg_start_offset_ms: Option<f64>,
+    /// Whether a priority scheduler's limit is per band or shared: per-band | shared.
+    #[arg(long)]
+    limit_mode: Option<String>,
+    /// Device transmit-queue length under the qdisc, packets (every link).
+    #[arg(long)]
+    device_queue: Option<u32>,
+    /// Drop-tail queue of the access links, packets.
+    #[arg(long)]
+    access_queue: Option<u32>,
+    /// Bottleneck rate, Mbit/s.
+    #[arg(long, allow_negative_numbers = true)]
+    bottleneck_mbps: Option<f64>,
+    /// Bottleneck propagation delay, ms.
+    #[arg(long, allow_negative_numbers = true)]
+    bottleneck_delay_ms: Option<f64>,
+    /// Access link rate, Mbit/s.
+    #[arg(long, allow_negative_numbers = true)]
+    access_mbps: Option<f64>,
+    /// Access link propagation delay, ms.
+    #[arg(long, allow_negative_numbers = true)]
+    access_delay_ms: Option<f64>,
+    /// Control payload, bytes.
+    #[arg(long)]
+    control_bytes: Option<u32>,
+    /// Control packets/s per follower.
+    #[arg(long, allow_negative_numbers = true)]
+    control_pps: Option<f64>,
+    /// Control DSCP.
+    #[arg(long)]
+    control_dscp: Option<u8>,
+    /// Status payload, bytes.
+    #[arg(long)]
+    status_bytes: Option<u32>,
+    /// Status packets/s per follower.
+    #[arg(long, allow_negative_numbers = true)]
+    status_pps: Option<f64>,
+    /// Status DSCP.
+    #[arg(long)]
+    status_dscp: Option<u8>,
+    /// Telemetry payload, bytes.
+    #[arg(long)]
+    telemetry_bytes: Option<u32>,
+    /// Telemetry packets/s per follower.
+    #[arg(long, allow_negative_numbers = true)]
+    telemetry_pps: Option<f64>,
+    /// Telemetry DSCP.
+    #[arg(long)]
+    telemetry_dscp: Option<u8>,
+    /// Bulk payload, bytes.
+    #[arg(long)]
+    bulk_bytes: Option<u32>,
+    /// Bulk packets/s per follower.
+    #[arg(long, allow_negative_numbers = true)]
+    bulk_pps: Option<f64>,
+    /// Bulk DSCP.
+    #[arg(long)]
+    bulk_dscp: Option<u8>,
+}
+
+impl ScenarioArgs {
+    /// The seed's scenario with every given flag applied.
+    fn apply(&self, c: &mut ScenarioConfig) -> Result<()> {
+        macro_rules! set {
+            ($($flag:ident => $($field:ident).+),* $(,)?) => {
+                $(if let Some(v) = self.$flag { c.$($field).+ = v; })*
+            };
+        }
+        set!(
+            followers => followers, bg_mbps => bg_mbps, queue => queue_packets, duration => duration_s,
+            start => app_start_s, bg_flows => bg_flows, bg_payload => bg_payload_bytes,
+            bg_start_offset_ms => bg_start_offset_ms, device_queue => device_queue_packets,
+            access_queue => access_queue_packets, bottleneck_mbps => bottleneck_mbps,
+            bottleneck_delay_ms => bottleneck_delay_ms, access_mbps => access_mbps,
+            access_delay_ms => access_delay_ms,
+            control_bytes => control.payload_bytes, control_pps => control.pps, control_dscp => control.dscp,
+            status_bytes => status.payload_bytes, status_pps => status.pps, status_dscp => status.dscp,
+            telemetry_bytes => telemetry.payload_bytes, telemetry_pps => telemetry.pps,
+            telemetry_dscp => telemetry.dscp,
+            bulk_bytes => bulk.payload_bytes, bulk_pps => bulk.pps, bulk_dscp => bulk.dscp,
+        );
+        if let Some(mode) = &self.limit_mode {
+            c.limit_mode = mode.parse::<LimitMode>()?;
+        }
+        Ok(())
+    }
 }
 
 /// Runs a `bauxite sim` subcommand.
 pub fn run(command: SimCommand) -> Result<()> {
-    match command {
-        SimCommand::Run => anyhow::bail!("bauxite sim run: not built yet"),
-    }
+    let (study, out) = match command {
+        SimCommand::Run(args) => {
+            let mut base = ScenarioConfig {
+                scheduler: args.scheduler.parse::<Scheduler>()?,
+                dscp: args.dscp == "on",
+                seed: args.seed,
+                start_jitter_ms: args.start_jitter_ms.unwrap_or(0.0),
+                ..ScenarioConfig::default()
+            };
+            args.scenario.apply(&mut base)?;
+            let study = StudyConfig { families: vec![Family::Run], seeds: 1, jobs: 1, base, ..StudyConfig::default() };
+            (study, args.out)
+        }
+        SimCommand::Study(args) => {
+            let mut study = StudyConfig { families: Family::parse_list(&args.family)?, ..StudyConfig::default() };
+            if let Some(list) = &args.schedulers {
+                study.schedulers = list.split(',').map(|s| s.parse::<Scheduler>()).collect::<Result<Vec<_>, _>>()?;
+            }
+            study.seeds = args.seeds;
+            study.jobs = match args.jobs {
+                Some(0) => anyhow::bail!("--jobs: must be at least 1 (got 0)"),
+                Some(n) => n,
+                None => 0,
+            };
+            study.base.seed = args.seed;
+            study.base.start_jitter_ms = args.start_jitter_ms.unwrap_or(default_start_jitter_ms(args.seeds));
+            args.scenario.apply(&mut study.base)?;
+            if let Some(v) = args.load_bg_mbps {
+                study.load_bg_mbps = v;
+            }
+            if let Some(v) = args.follower_counts {
+                study.follower_counts = v;
+            }
+            if let Some(v) = args.queue_limits {
+                study.queue_limits = v;
+            }
+            (study, args.out)
+        }
+    };
+    execute(&study, &out)
+}
+
+/// Validates everything, runs with a progress bar on a terminal, writes the files.
+fn execute(study: &StudyConfig, out: &Path) -> Result<()> {
+    // Every parameter of every run is checked, and --out too, before anything runs
+    // or anything is written.
+    let total = study.plan()?.len();
+    check_out_dir(out)?;
+    let bar = if std::io::stderr().is_terminal() && total > 1 {
+        ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr())
+    } else {
+        ProgressBar::hidden()
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} runs {elapsed_precise} eta {eta} {msg}")
+            .expect("a valid template"),
+    );
+    let result: StudyResult = run_study(study, &|p| {
+        bar.set_position(p.done as u64);
+        bar.set_message(p.run.label());
+    })?;
+    bar.finish_and_clear();
+    write_outputs(out, &result)?;
+    print!("{}", std::fs::read_to_string(out.join("summary.md"))?);
+    println!(
+        "\nsimulated {} events in {:.2} s: {:.2} M events/s ({} runs)",
+        result.events,
+        result.wall_s,
+        result.events_per_s() / 1e6,
+        result.runs.len()
+    );
+    eprintln!("bauxite sim: results in {}", out.display());
+    Ok(())
 }

@@ -1,2 +1,34 @@
-//! A deterministic discrete-event network simulator (seed 003's ns-3 study).
+//! A deterministic discrete-event network simulator for seed 003's ns-3 study of
+//! queue disciplines, driven by `bauxite-qdisc`'s disciplines.
+//!
+//! The layers, one module each: [`event`] (the clock), [`packet`] (packets in
+//! flight), [`link`] (qdisc → device queue → wire), [`topology`] (nodes and
+//! static routes), [`app`] (constant-rate UDP senders), [`monitor`] (ns-3
+//! FlowMonitor figures), [`engine`] (the event loop), [`scheduler`] and
+//! [`scenario`] (the seed's network), [`metrics`] (class figures, fairness,
+//! confidence intervals), [`study`] (the scenario families) and [`output`]
+//! (CSV, JSON and Markdown files). Same inputs and seed, byte-identical outputs.
 #![deny(missing_docs)]
+
+pub mod app;
+pub mod engine;
+pub mod error;
+pub mod event;
+pub mod link;
+pub mod metrics;
+pub mod monitor;
+pub mod output;
+pub mod packet;
+pub mod reference;
+pub mod rng;
+pub mod scenario;
+pub mod scheduler;
+pub mod study;
+pub mod topology;
+
+pub use engine::{RunCounters, Simulator};
+pub use error::SimError;
+pub use metrics::{ClassRow, FlowRecord};
+pub use scenario::{ClassSpec, ScenarioConfig, ScenarioResult, TrafficClass, run_scenario};
+pub use scheduler::{LimitMode, Scheduler};
+pub use study::{Family, StudyConfig, StudyResult, run_study};

@@ -1,0 +1,37 @@
+//! The simulator's errors: a bad parameter (named by its command-line flag) or
+//! a failure to write results.
+
+/// Everything that can go wrong in `bauxite-sim`.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// A scenario or study parameter is out of range. `flag` is the parameter's
+    /// name as the command line spells it, so the message points at what to fix.
+    #[error("--{flag}: {message}")]
+    InvalidParameter {
+        /// The command-line flag, without the leading dashes.
+        flag: &'static str,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The scheduler is not built (yet) by `bauxite-qdisc`.
+    #[error("--scheduler: `{0}` is not available in this build (available: {1})")]
+    UnavailableScheduler(String, String),
+    /// Writing an output file failed.
+    #[error("writing {path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: std::path::PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// Encoding the JSON summary failed.
+    #[error("encoding summary.json: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl SimError {
+    /// An [`SimError::InvalidParameter`] for `flag`.
+    pub fn invalid(flag: &'static str, message: impl Into<String>) -> Self {
+        Self::InvalidParameter { flag, message: message.into() }
+    }
+}

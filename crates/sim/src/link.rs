@@ -1,0 +1,135 @@
+//! Point-to-point links: two independent directions ("channels"), each a queue
+//! discipline above a short device transmit queue above a serialiser.
+//!
+//! This mirrors ns-3's `PointToPointNetDevice` under its traffic-control layer:
+//!
+//! * the queue discipline (`Box<dyn Qdisc>`) is where packets wait and where the
+//!   scheduler under test decides the order and the drops;
+//! * below it sits the device's own drop-tail transmit queue (ns-3's `TxQueue`,
+//!   `DropTailQueue` with `MaxSize` N packets). ns-3's flow control stops the queue
+//!   disc as soon as the device queue could not take one more packet and wakes it
+//!   when a packet leaves, so the queue disc is asked for a packet only while the
+//!   device queue has room: at most N packets wait there, in FIFO order, out of the
+//!   scheduler's reach. With N = 1 (the setting of ns-3's traffic-control examples)
+//!   a packet that the scheduler puts first still waits for the rest of the packet
+//!   on the wire plus the one in the device queue;
+//! * the serialiser takes `(IP bytes + framing) · 8 / rate` to put a packet on the
+//!   wire, after which it arrives `delay` later at the far end. ns-3's point-to-point
+//!   framing is its 2-byte PPP header; there is no inter-frame gap.
+//!
+//! A channel without a queue discipline feeds its device queue directly and drops
+//! at the tail when it is full (ns-3 without a root queue disc).
+
+use std::collections::VecDeque;
+
+use bauxite_qdisc::{Nanos, Qdisc};
+
+/// Bytes of link framing on ns-3's point-to-point links: the PPP protocol field.
+pub const PPP_HEADER_BYTES: u32 = 2;
+
+/// A link's physical parameters and its device transmit queue, the same in both directions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkConfig {
+    /// Line rate in bits per second (must be positive).
+    pub rate_bps: u64,
+    /// One-way propagation delay.
+    pub delay: Nanos,
+    /// Packets the device transmit queue holds under the queue discipline (at least 1).
+    pub device_queue_packets: u32,
+    /// Framing bytes added to each IP datagram on the wire.
+    pub framing_bytes: u32,
+}
+
+impl LinkConfig {
+    /// A link with ns-3 point-to-point framing and a one-packet device queue.
+    pub fn new(rate_bps: u64, delay: Nanos) -> Self {
+        Self { rate_bps, delay, device_queue_packets: 1, framing_bytes: PPP_HEADER_BYTES }
+    }
+
+    /// Time to serialise `bytes` at the line rate, rounded to the nearest nanosecond.
+    pub fn tx_time(&self, bytes: u32) -> Nanos {
+        let bits = bytes as u128 * 8 * 1_000_000_000;
+        let rate = self.rate_bps as u128;
+        ((bits + rate / 2) / rate) as Nanos
+    }
+}
+
+/// Counters of one direction of a link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ChannelStats {
+    /// Packets put on the wire.
+    pub tx_packets: u64,
+    /// IP bytes put on the wire (framing not counted).
+    pub tx_bytes: u64,
+    /// Packets the queue discipline dropped (at enqueue or dequeue).
+    pub qdisc_drops: u64,
+    /// Packets the device queue dropped (only without a queue discipline).
+    pub device_drops: u64,
+    /// Time the transmitter was busy.
+    pub busy_ns: Nanos,
+    /// The longest the queue discipline has been, in packets.
+    pub max_qdisc_packets: u64,
+}
+
+/// One direction of a point-to-point link.
+pub struct Channel {
+    /// The sending node.
+    pub from: u32,
+    /// The receiving node.
+    pub to: u32,
+    /// Rate, delay, device queue, framing.
+    pub config: LinkConfig,
+    /// The queue discipline above the device queue, if any.
+    pub qdisc: Option<Box<dyn Qdisc>>,
+    /// The device transmit queue: packet slots in FIFO order.
+    pub device: VecDeque<u32>,
+    /// Whether a packet is being serialised.
+    pub busy: bool,
+    /// Counters.
+    pub stats: ChannelStats,
+}
+
+impl std::fmt::Debug for Channel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Channel")
+            .field("from", &self.from)
+            .field("to", &self.to)
+            .field("config", &self.config)
+            .field("qdisc", &self.qdisc.as_ref().map(|q| q.len()))
+            .field("device", &self.device.len())
+            .field("busy", &self.busy)
+            .field("stats", &self.stats)
+            .finish()
+    }
+}
+
+impl Channel {
+    /// An idle channel from `from` to `to`.
+    pub fn new(from: u32, to: u32, config: LinkConfig, qdisc: Option<Box<dyn Qdisc>>) -> Self {
+        let device = VecDeque::with_capacity(config.device_queue_packets as usize + 1);
+        Self { from, to, config, qdisc, device, busy: false, stats: ChannelStats::default() }
+    }
+
+    /// Whether the device queue can take one more packet (ns-3: the queue is not stopped).
+    pub fn device_has_room(&self) -> bool {
+        self.device.len() < self.config.device_queue_packets as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serialisation_time_is_exact_at_round_rates() {
+        let bottleneck = LinkConfig::new(10_000_000, 5_000_000);
+        // A 64-byte control payload: 64 + 8 + 20 + 2 = 94 bytes on the wire.
+        assert_eq!(bottleneck.tx_time(94), 75_200);
+        // A 1400-byte background payload: 1430 bytes on the wire.
+        assert_eq!(bottleneck.tx_time(1430), 1_144_000);
+        let access = LinkConfig::new(100_000_000, 1_000_000);
+        assert_eq!(access.tx_time(94), 7_520);
+        // Rounds to the nearest nanosecond.
+        assert_eq!(LinkConfig::new(3_000_000_000, 0).tx_time(1), 3);
+    }
+}

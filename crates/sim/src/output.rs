@@ -1,0 +1,403 @@
+//! The result files: `flows.csv`, `classes.csv`, `summary.json`, `summary.md`.
+//!
+//! Every number is formatted with a fixed number of decimals from values that
+//! are computed in a fixed order, so the CSV files and `summary.md` are
+//! byte-identical for the same inputs and seed. `summary.json` also records wall
+//! time and events per second, which vary from run to run.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::error::SimError;
+use crate::metrics::FIGURES;
+use crate::reference::seed_baseline;
+use crate::scenario::TrafficClass;
+use crate::scheduler::Scheduler;
+use crate::study::{ClassSummary, Family, Figure, StudyResult};
+
+/// The leading columns of `classes.csv`, exactly as the issue specifies them.
+pub const CLASS_COLUMNS: [&str; 15] = [
+    "family",
+    "scheduler",
+    "dscp",
+    "followers",
+    "bg_mbps",
+    "class",
+    "flows",
+    "tx_packets",
+    "rx_packets",
+    "loss_pct",
+    "delay_ms",
+    "jitter_ms",
+    "throughput_mbps",
+    "jain_throughput",
+    "jain_inverse_delay",
+];
+
+/// Decimals written for each figure of [`FIGURES`].
+const DECIMALS: [usize; 6] = [4, 4, 4, 6, 6, 6];
+
+fn num(v: f64, decimals: usize) -> String {
+    let s = format!("{v:.decimals$}");
+    // "-0.0000" and "0.0000" are the same figure; write one of them.
+    if s.starts_with('-') && s[1..].bytes().all(|b| b == b'0' || b == b'.') { s[1..].to_string() } else { s }
+}
+
+fn opt(v: Option<f64>, decimals: usize) -> String {
+    v.map(|v| num(v, decimals)).unwrap_or_default()
+}
+
+fn on_off(dscp: bool) -> &'static str {
+    if dscp { "on" } else { "off" }
+}
+
+/// `flows.csv`: one line per flow per run.
+pub fn flows_csv(study: &StudyResult) -> String {
+    let mut out = String::from(
+        "family,scheduler,dscp,followers,bg_mbps,queue_packets,seed,class,src,dst,src_port,dst_port,dscp_mark,\
+         tx_packets,rx_packets,lost_packets,dropped_packets,loss_pct,delay_ms,jitter_ms,max_delay_ms,throughput_mbps,\
+         tx_bytes,rx_bytes,active_s\n",
+    );
+    for (spec, result) in &study.runs {
+        let c = &spec.config;
+        for f in &result.flows {
+            let s = &f.stats;
+            let _ = writeln!(
+                out,
+                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                spec.family,
+                c.scheduler,
+                on_off(c.dscp),
+                c.followers,
+                c.bg_mbps,
+                c.queue_packets,
+                c.seed,
+                f.class.name(),
+                f.src,
+                f.dst,
+                f.src_port,
+                f.dst_port,
+                f.dscp,
+                s.tx_packets,
+                s.rx_packets,
+                s.lost_packets(),
+                s.dropped_packets,
+                num(s.loss_pct(), 4),
+                opt(f.delay_ms(), 4),
+                opt(f.jitter_ms(), 4),
+                num(s.max_delay as f64 / 1e6, 4),
+                num(f.throughput_mbps(), 6),
+                s.tx_bytes,
+                s.rx_bytes,
+                num(f.active_ns as f64 / 1e9, 6),
+            );
+        }
+    }
+    out
+}
+
+fn count(v: f64, seeds: u32) -> String {
+    if seeds <= 1 { format!("{v:.0}") } else { num(v, 1) }
+}
+
+/// `classes.csv`: one line per class per point. The leading columns are
+/// [`CLASS_COLUMNS`]; with several seeds the figures are means and a `_ci95`
+/// half-width column per figure follows them; `queue_packets` and `seeds` close
+/// the line.
+pub fn classes_csv(study: &StudyResult) -> String {
+    let with_ci = study.config.seeds > 1;
+    let mut header: Vec<String> = CLASS_COLUMNS.iter().map(|s| s.to_string()).collect();
+    if with_ci {
+        header.extend(FIGURES.iter().map(|f| format!("{f}_ci95")));
+    }
+    header.extend(["queue_packets".to_string(), "seeds".to_string()]);
+    let mut out = header.join(",");
+    out.push('\n');
+    for r in &study.classes {
+        let mut cells = vec![
+            r.family.to_string(),
+            r.scheduler.to_string(),
+            on_off(r.dscp).to_string(),
+            r.followers.to_string(),
+            r.bg_mbps.to_string(),
+            r.class.name().to_string(),
+            r.flows.to_string(),
+            count(r.tx_packets, r.seeds),
+            count(r.rx_packets, r.seeds),
+        ];
+        cells.extend(r.figures.iter().zip(DECIMALS).map(|(f, d)| opt(f.mean, d)));
+        if with_ci {
+            cells.extend(r.figures.iter().zip(DECIMALS).map(|(f, d)| opt(f.ci95, d)));
+        }
+        cells.push(r.queue_packets.to_string());
+        cells.push(r.seeds.to_string());
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+fn figure_json(f: Figure) -> (Value, Value) {
+    (json!(f.mean), json!(f.ci95))
+}
+
+fn class_json(r: &ClassSummary) -> Value {
+    let mut m = serde_json::Map::new();
+    m.insert("family".into(), json!(r.family));
+    m.insert("scheduler".into(), json!(r.scheduler));
+    m.insert("dscp".into(), json!(on_off(r.dscp)));
+    m.insert("followers".into(), json!(r.followers));
+    m.insert("bg_mbps".into(), json!(r.bg_mbps));
+    m.insert("queue_packets".into(), json!(r.queue_packets));
+    m.insert("class".into(), json!(r.class));
+    m.insert("seeds".into(), json!(r.seeds));
+    m.insert("flows".into(), json!(r.flows));
+    m.insert("tx_packets".into(), json!(r.tx_packets));
+    m.insert("rx_packets".into(), json!(r.rx_packets));
+    for (name, f) in FIGURES.iter().zip(r.figures) {
+        let (mean, ci) = figure_json(f);
+        m.insert((*name).into(), mean);
+        m.insert(format!("{name}_ci95"), ci);
+    }
+    Value::Object(m)
+}
+
+/// The family whose control rows make the comparison table: `compare` if it ran,
+/// otherwise `run` (a single scenario).
+fn comparison_family(study: &StudyResult) -> Option<Family> {
+    let families = study.families();
+    [Family::Compare, Family::Run].into_iter().find(|f| families.contains(f))
+}
+
+/// `summary.json`: counts, timing, the base configuration, the comparison table
+/// (control class per scheduler × DSCP, with the seed's figures where it has them)
+/// and every class row.
+pub fn summary_json(study: &StudyResult) -> Value {
+    let comparison: Vec<Value> = comparison_family(study)
+        .map(|family| {
+            study
+                .rows(family, TrafficClass::Control)
+                .map(|r| {
+                    let mut v = class_json(r);
+                    let seed = seed_baseline(r.scheduler, r.dscp).filter(|_| is_seed_baseline(r)).map(|s| {
+                        json!({"delay_ms": s.delay_ms, "loss_pct": s.loss_pct, "jitter_ms": s.jitter_ms,
+                               "throughput_mbps": s.throughput_mbps})
+                    });
+                    v["seed"] = json!(seed);
+                    v
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let cpu_s: f64 = study.runs.iter().map(|(_, r)| r.wall_s).sum();
+    json!({
+        "tool": "bauxite sim",
+        "families": study.families(),
+        "schedulers": study.config.schedulers,
+        "seeds": study.config.seeds,
+        "runs": study.runs.len(),
+        "events": study.events,
+        "wall_s": study.wall_s,
+        "events_per_s": study.events_per_s(),
+        "run_cpu_s": cpu_s,
+        "jobs": study.config.jobs,
+        "base": study.config.base,
+        "load_bg_mbps": study.config.load_bg_mbps,
+        "follower_counts": study.config.follower_counts,
+        "queue_limits": study.config.queue_limits,
+        "comparison": comparison,
+        "classes": study.classes.iter().map(class_json).collect::<Vec<_>>(),
+    })
+}
+
+/// Whether a row sits at the seed's baseline point with the seed's other settings.
+fn is_seed_baseline(r: &ClassSummary) -> bool {
+    r.followers == 4 && r.bg_mbps == 12.0 && r.queue_packets == 40
+}
+
+fn cell(f: Figure, decimals: usize) -> String {
+    match (f.mean, f.ci95) {
+        (None, _) => "–".into(),
+        (Some(m), None) => num(m, decimals),
+        (Some(m), Some(h)) => format!("{} ± {}", num(m, decimals), num(h, decimals)),
+    }
+}
+
+fn delay_loss(r: &ClassSummary) -> String {
+    format!("{} / {}", cell(r.figure("delay_ms"), 1), cell(r.figure("loss_pct"), 1))
+}
+
+/// The (scheduler, DSCP) pairs of a family's rows, in plan order.
+fn pairs<'a>(rows: impl Iterator<Item = &'a ClassSummary>) -> Vec<(Scheduler, bool)> {
+    let mut out = Vec::new();
+    for r in rows {
+        if !out.contains(&(r.scheduler, r.dscp)) {
+            out.push((r.scheduler, r.dscp));
+        }
+    }
+    out
+}
+
+/// A control delay / loss table of a sweep family: one line per scheduler × DSCP,
+/// one column per swept value.
+fn sweep_table(
+    out: &mut String,
+    study: &StudyResult,
+    family: Family,
+    title: &str,
+    value: &dyn Fn(&ClassSummary) -> String,
+) {
+    let rows: Vec<&ClassSummary> = study.rows(family, TrafficClass::Control).collect();
+    if rows.is_empty() {
+        return;
+    }
+    let mut values: Vec<String> = Vec::new();
+    for r in &rows {
+        let v = value(r);
+        if !values.contains(&v) {
+            values.push(v);
+        }
+    }
+    let _ = writeln!(out, "\n## {title}: control delay (ms) / loss (%)\n");
+    let _ = writeln!(out, "| Scheduler | DSCP | {} |", values.join(" | "));
+    let _ = writeln!(out, "|---|---|{}", "---|".repeat(values.len()));
+    for (scheduler, dscp) in pairs(rows.iter().copied()) {
+        let cells: Vec<String> = values
+            .iter()
+            .map(|v| {
+                rows.iter()
+                    .find(|r| r.scheduler == scheduler && r.dscp == dscp && &value(r) == v)
+                    .map(|r| delay_loss(r))
+                    .unwrap_or_else(|| "–".into())
+            })
+            .collect();
+        let _ = writeln!(out, "| {} | {} | {} |", scheduler.label(), on_off(dscp), cells.join(" | "));
+    }
+}
+
+/// `summary.md`: the seed's tables, regenerated.
+pub fn summary_md(study: &StudyResult) -> String {
+    let mut out = String::from("# bauxite sim\n\n");
+    let _ = writeln!(
+        out,
+        "{} runs ({} seed{} per point), {} simulated events in {:.2} s: {:.2} M events/s.",
+        study.runs.len(),
+        study.config.seeds,
+        if study.config.seeds == 1 { "" } else { "s" },
+        study.events,
+        study.wall_s,
+        study.events_per_s() / 1e6
+    );
+    if study.config.seeds > 1 {
+        out.push_str("Figures are means over seeds ± the Student-t 95 % half-width.\n");
+    }
+    if let Some(family) = comparison_family(study) {
+        let rows: Vec<&ClassSummary> = study.rows(family, TrafficClass::Control).collect();
+        let b = &study.config.base;
+        let _ = writeln!(
+            out,
+            "\n## Scheduler comparison: control class ({} followers, {} Mbit/s background per direction, queue {} packets)\n",
+            b.followers, b.bg_mbps, b.queue_packets
+        );
+        let seed_point = rows.iter().all(|r| is_seed_baseline(r));
+        out.push_str("| Scheduler | DSCP | Delay (ms) | Loss (%) | Jitter (ms) | Throughput (Mbps) |");
+        out.push_str(if seed_point { " Seed: delay / loss / jitter / throughput |\n" } else { "\n" });
+        out.push_str("|---|---|---|---|---|---|");
+        out.push_str(if seed_point { "---|\n" } else { "\n" });
+        for r in &rows {
+            let _ = write!(
+                out,
+                "| {} | {} | {} | {} | {} | {} |",
+                r.scheduler.label(),
+                on_off(r.dscp),
+                cell(r.figure("delay_ms"), 1),
+                cell(r.figure("loss_pct"), 1),
+                cell(r.figure("jitter_ms"), 1),
+                cell(r.figure("throughput_mbps"), 3),
+            );
+            if seed_point {
+                match seed_baseline(r.scheduler, r.dscp) {
+                    Some(s) => {
+                        let _ = write!(
+                            out,
+                            " {:.1} / {:.1} / {:.1} / {:.3} |",
+                            s.delay_ms, s.loss_pct, s.jitter_ms, s.throughput_mbps
+                        );
+                    }
+                    None => out.push_str(" – |"),
+                }
+            }
+            out.push('\n');
+        }
+        per_class_tables(&mut out, study, family);
+    }
+    sweep_table(&mut out, study, Family::Load, "Load sweep (background Mbit/s per direction)", &|r| {
+        r.bg_mbps.to_string()
+    });
+    sweep_table(&mut out, study, Family::Followers, "Follower sweep (followers)", &|r| r.followers.to_string());
+    sweep_table(&mut out, study, Family::Queue, "Queue-limit sweep (packets)", &|r| r.queue_packets.to_string());
+    out
+}
+
+fn per_class_tables(out: &mut String, study: &StudyResult, family: Family) {
+    let on: Vec<&ClassSummary> = study.classes.iter().filter(|r| r.family == family && r.dscp).collect();
+    if on.is_empty() {
+        return;
+    }
+    let classes: Vec<TrafficClass> =
+        TrafficClass::ALL.into_iter().filter(|c| on.iter().any(|r| r.class == *c)).collect();
+    let names: Vec<&str> = classes.iter().map(|c| c.name()).collect();
+    let schedulers = pairs(on.iter().copied());
+    let mut table = |title: &str, value: &dyn Fn(&ClassSummary) -> String| {
+        let _ = writeln!(out, "\n## {title}, DSCP on\n");
+        let _ = writeln!(out, "| Scheduler | {} |", names.join(" | "));
+        let _ = writeln!(out, "|---|{}", "---|".repeat(names.len()));
+        for (scheduler, _) in &schedulers {
+            let cells: Vec<String> = classes
+                .iter()
+                .map(|c| {
+                    on.iter()
+                        .find(|r| r.scheduler == *scheduler && r.class == *c)
+                        .map(|r| value(r))
+                        .unwrap_or_else(|| "–".into())
+                })
+                .collect();
+            let _ = writeln!(out, "| {} | {} |", scheduler.label(), cells.join(" | "));
+        }
+    };
+    table("Per-class delay (ms) / loss (%)", &delay_loss);
+    table("Per-class throughput (Mbps)", &|r| cell(r.figure("throughput_mbps"), 3));
+    table("Fairness: Jain index of throughput / of 1/delay", &|r| {
+        format!("{} / {}", cell(r.figure("jain_throughput"), 3), cell(r.figure("jain_inverse_delay"), 3))
+    });
+}
+
+/// Fails unless `dir` can be an output directory (absent, or a directory).
+/// Call before running anything, so a bad `--out` wastes no time.
+pub fn check_out_dir(dir: &Path) -> Result<(), SimError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(SimError::invalid("out", format!("{} exists and is not a directory", dir.display())));
+    }
+    Ok(())
+}
+
+/// Creates `dir` and writes the four result files into it; returns their paths.
+pub fn write_outputs(dir: &Path, study: &StudyResult) -> Result<Vec<PathBuf>, SimError> {
+    check_out_dir(dir)?;
+    std::fs::create_dir_all(dir).map_err(|source| SimError::Io { path: dir.to_path_buf(), source })?;
+    let files = [
+        ("flows.csv", flows_csv(study)),
+        ("classes.csv", classes_csv(study)),
+        ("summary.json", serde_json::to_string_pretty(&summary_json(study))? + "\n"),
+        ("summary.md", summary_md(study)),
+    ];
+    let mut paths = Vec::new();
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(|source| SimError::Io { path: path.clone(), source })?;
+        paths.push(path);
+    }
+    Ok(paths)
+}

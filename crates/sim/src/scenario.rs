@@ -1,0 +1,455 @@
+//! The seed-003 scenario: one orchestrator, two routers joined by a bottleneck,
+//! N followers, background traffic both ways — every parameter settable, the
+//! defaults reproducing the seed's study.
+//!
+//! ```text
+//!  orchestrator ─100M/1ms─ router A ══10M/5ms══ router B ─100M/1ms─ follower 0..N
+//!          bg-a ─100M/1ms─┘   (scheduler under test,   └─100M/1ms─ bg-b
+//!                              both directions)
+//! ```
+//!
+//! Control goes orchestrator → each follower; status, telemetry and bulk go each
+//! follower → orchestrator; background goes bg-a ⇄ bg-b at `bg_mbps` per direction.
+//! Sizes are UDP payloads: an IP datagram adds 28 bytes (UDP 8 + IPv4 20) and the
+//! wire adds PPP's 2. That reading is what reproduces the seed's control
+//! throughput: 0.589 Mbit/s for 4 followers at 200 packets/s is 92 IP bytes a packet,
+//! 64 + 28.
+
+use std::time::Instant;
+
+use bauxite_qdisc::Nanos;
+use serde::Serialize;
+
+use crate::app::UdpApp;
+use crate::engine::{RunCounters, Simulator};
+use crate::error::SimError;
+use crate::link::{ChannelStats, LinkConfig};
+use crate::metrics::{ClassRow, FlowRecord, class_rows};
+use crate::rng::{SplitMix64, mix};
+use crate::scheduler::{LimitMode, QdiscParams, Scheduler, build_qdisc};
+use crate::topology::Topology;
+
+/// The seed's traffic classes, in table order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrafficClass {
+    /// Orchestrator → followers, latency-critical.
+    Control,
+    /// Followers → orchestrator, medium priority.
+    Status,
+    /// Followers → orchestrator, lower priority.
+    Telemetry,
+    /// Followers → orchestrator, filler.
+    Bulk,
+    /// bg-a ⇄ bg-b, the competing load.
+    Background,
+}
+
+impl TrafficClass {
+    /// Every class, in table order.
+    pub const ALL: [TrafficClass; 5] = [
+        TrafficClass::Control,
+        TrafficClass::Status,
+        TrafficClass::Telemetry,
+        TrafficClass::Bulk,
+        TrafficClass::Background,
+    ];
+
+    /// The CSV name.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrafficClass::Control => "control",
+            TrafficClass::Status => "status",
+            TrafficClass::Telemetry => "telemetry",
+            TrafficClass::Bulk => "bulk",
+            TrafficClass::Background => "background",
+        }
+    }
+
+    /// The UDP destination port of the class (part of every flow's 5-tuple).
+    pub fn port(self) -> u16 {
+        5000 + self as u16
+    }
+
+    /// The class of a flow tag.
+    pub fn from_tag(tag: u32) -> TrafficClass {
+        Self::ALL[tag as usize]
+    }
+}
+
+/// One application class: packet size, rate and DSCP mark.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct ClassSpec {
+    /// UDP payload bytes.
+    pub payload_bytes: u32,
+    /// Packets per second per flow.
+    pub pps: f64,
+    /// DSCP when marking is on.
+    pub dscp: u8,
+}
+
+/// Every parameter of one scenario. [`Default`] is the seed's baseline comparison
+/// point with FIFO: 4 followers, 12 Mbit/s background per direction, 40 packets.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ScenarioConfig {
+    /// The discipline on both directions of the bottleneck.
+    pub scheduler: Scheduler,
+    /// Whether applications mark DSCP (off: everything is DSCP 0).
+    pub dscp: bool,
+    /// Number of followers.
+    pub followers: u32,
+    /// Background payload rate per direction, Mbit/s (ns-3 `OnOffApplication`'s
+    /// `DataRate` counts payload bits; the wire carries 1430/1400 of it).
+    pub bg_mbps: f64,
+    /// Background flows per direction, sharing `bg_mbps` equally. One per direction
+    /// is the seed's "two bidirectional background-traffic endpoints".
+    pub bg_flows: u32,
+    /// Background UDP payload bytes.
+    pub bg_payload_bytes: u32,
+    /// Packet limit of the bottleneck discipline.
+    pub queue_packets: u32,
+    /// Whether a multi-band discipline's limit is per band or shared.
+    pub limit_mode: LimitMode,
+    /// Packets the device transmit queue holds under the discipline, on every link.
+    /// 1 is what ns-3's traffic-control examples set (`DropTailQueue` `MaxSize` 1p)
+    /// and what the seed's 8.9 ms fair-queueing delay implies: the base path delay is
+    /// 7.09 ms and a control packet the scheduler serves first still waits about
+    /// 1.7 ms for the packet being sent and the one in the device queue. ns-3's own
+    /// default (100 packets) would add 110 ms whatever the scheduler.
+    pub device_queue_packets: u32,
+    /// Bottleneck rate, Mbit/s.
+    pub bottleneck_mbps: f64,
+    /// Bottleneck one-way propagation delay, ms.
+    pub bottleneck_delay_ms: f64,
+    /// Access link rate (orchestrator, followers, background endpoints), Mbit/s.
+    pub access_mbps: f64,
+    /// Access link one-way propagation delay, ms.
+    pub access_delay_ms: f64,
+    /// Packet limit of the drop-tail FIFO on every access link direction (never
+    /// full in the seed's scenarios; 1000 is Linux's and ns-3's default queue length).
+    pub access_queue_packets: u32,
+    /// Control class (orchestrator → each follower).
+    pub control: ClassSpec,
+    /// Status class (each follower → orchestrator).
+    pub status: ClassSpec,
+    /// Telemetry class (each follower → orchestrator).
+    pub telemetry: ClassSpec,
+    /// Bulk class (each follower → orchestrator).
+    pub bulk: ClassSpec,
+    /// When every application stops (and the simulation, once the network drains), s.
+    pub duration_s: f64,
+    /// When applications start, s.
+    pub app_start_s: f64,
+    /// Each application starts a uniform random offset in `[0, start_jitter_ms)` after
+    /// `app_start_s` (drawn from `seed`); 0 starts them all together.
+    pub start_jitter_ms: f64,
+    /// Background flows start this much later than the other applications, ms. It
+    /// sets the phase between the background's packet train and the classes' trains,
+    /// to which FIFO's control loss is sensitive when everything starts together
+    /// (see the README's scheduler-simulator section).
+    pub bg_start_offset_ms: f64,
+    /// Seed of every random draw (start offsets, the disciplines' own randomness).
+    pub seed: u64,
+}
+
+impl Default for ScenarioConfig {
+    fn default() -> Self {
+        Self {
+            scheduler: Scheduler::Fifo,
+            dscp: true,
+            followers: 4,
+            bg_mbps: 12.0,
+            bg_flows: 1,
+            bg_payload_bytes: 1400,
+            queue_packets: 40,
+            limit_mode: LimitMode::PerBand,
+            device_queue_packets: 1,
+            bottleneck_mbps: 10.0,
+            bottleneck_delay_ms: 5.0,
+            access_mbps: 100.0,
+            access_delay_ms: 1.0,
+            access_queue_packets: 1000,
+            control: ClassSpec { payload_bytes: 64, pps: 200.0, dscp: bauxite_qdisc::dscp::AF42 },
+            status: ClassSpec { payload_bytes: 96, pps: 100.0, dscp: bauxite_qdisc::dscp::AF43 },
+            telemetry: ClassSpec { payload_bytes: 512, pps: 50.0, dscp: bauxite_qdisc::dscp::AF41 },
+            bulk: ClassSpec { payload_bytes: 1400, pps: 20.0, dscp: bauxite_qdisc::dscp::CS1 },
+            duration_s: 20.0,
+            app_start_s: 1.0,
+            start_jitter_ms: 0.0,
+            bg_start_offset_ms: 0.0,
+            seed: 1,
+        }
+    }
+}
+
+/// Largest UDP payload of an IPv4 datagram.
+const MAX_PAYLOAD: u32 = 65_507;
+
+fn positive(flag: &'static str, value: f64) -> Result<(), SimError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(())
+    } else {
+        Err(SimError::invalid(flag, format!("must be a positive number (got {value})")))
+    }
+}
+
+fn non_negative(flag: &'static str, value: f64) -> Result<(), SimError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(())
+    } else {
+        Err(SimError::invalid(flag, format!("must be zero or positive (got {value})")))
+    }
+}
+
+fn at_least_one(flag: &'static str, value: u32) -> Result<(), SimError> {
+    if value >= 1 { Ok(()) } else { Err(SimError::invalid(flag, "must be at least 1 (got 0)")) }
+}
+
+fn ms_to_ns(ms: f64) -> Nanos {
+    (ms * 1e6).round() as Nanos
+}
+
+fn mbps_to_bps(mbps: f64) -> u64 {
+    (mbps * 1e6).round() as u64
+}
+
+impl ScenarioConfig {
+    /// The class spec of an application class (background has none).
+    pub fn class(&self, class: TrafficClass) -> Option<&ClassSpec> {
+        match class {
+            TrafficClass::Control => Some(&self.control),
+            TrafficClass::Status => Some(&self.status),
+            TrafficClass::Telemetry => Some(&self.telemetry),
+            TrafficClass::Bulk => Some(&self.bulk),
+            TrafficClass::Background => None,
+        }
+    }
+
+    /// Checks every parameter; the error names the offending flag.
+    pub fn validate(&self) -> Result<(), SimError> {
+        if !self.scheduler.is_available() {
+            let names: Vec<_> = Scheduler::available().iter().map(|s| s.name()).collect();
+            return Err(SimError::UnavailableScheduler(self.scheduler.name().into(), names.join(", ")));
+        }
+        at_least_one("followers", self.followers)?;
+        positive("bg-mbps", self.bg_mbps).map_err(|e| match e {
+            SimError::InvalidParameter { flag, message } => SimError::InvalidParameter {
+                flag,
+                message: format!("{message}; use --bg-flows 0 for no background traffic"),
+            },
+            e => e,
+        })?;
+        at_least_one("queue", self.queue_packets)?;
+        at_least_one("device-queue", self.device_queue_packets)?;
+        at_least_one("access-queue", self.access_queue_packets)?;
+        positive("bottleneck-mbps", self.bottleneck_mbps)?;
+        positive("access-mbps", self.access_mbps)?;
+        non_negative("bottleneck-delay-ms", self.bottleneck_delay_ms)?;
+        non_negative("access-delay-ms", self.access_delay_ms)?;
+        for (flag, rate) in [("bottleneck-mbps", self.bottleneck_mbps), ("access-mbps", self.access_mbps)] {
+            if mbps_to_bps(rate) == 0 {
+                return Err(SimError::invalid(flag, format!("{rate} Mbit/s rounds to 0 bit/s")));
+            }
+        }
+        let payloads = [
+            ("bg-payload", self.bg_payload_bytes),
+            ("control-bytes", self.control.payload_bytes),
+            ("status-bytes", self.status.payload_bytes),
+            ("telemetry-bytes", self.telemetry.payload_bytes),
+            ("bulk-bytes", self.bulk.payload_bytes),
+        ];
+        for (flag, bytes) in payloads {
+            if !(1..=MAX_PAYLOAD).contains(&bytes) {
+                return Err(SimError::invalid(
+                    flag,
+                    format!("must be 1..={MAX_PAYLOAD} bytes of UDP payload (got {bytes})"),
+                ));
+            }
+        }
+        for (flag, pps) in [
+            ("control-pps", self.control.pps),
+            ("status-pps", self.status.pps),
+            ("telemetry-pps", self.telemetry.pps),
+            ("bulk-pps", self.bulk.pps),
+        ] {
+            positive(flag, pps)?;
+            if pps > 1e9 {
+                return Err(SimError::invalid(flag, format!("{pps} packets/s is more than one a nanosecond")));
+            }
+        }
+        for (flag, dscp) in [
+            ("control-dscp", self.control.dscp),
+            ("status-dscp", self.status.dscp),
+            ("telemetry-dscp", self.telemetry.dscp),
+            ("bulk-dscp", self.bulk.dscp),
+        ] {
+            if dscp > 63 {
+                return Err(SimError::invalid(flag, format!("a DSCP is 0..=63 (got {dscp})")));
+            }
+        }
+        positive("duration", self.duration_s)?;
+        non_negative("start", self.app_start_s)?;
+        non_negative("start-jitter-ms", self.start_jitter_ms)?;
+        non_negative("bg-start-offset-ms", self.bg_start_offset_ms)?;
+        if self.app_start_s + (self.start_jitter_ms + self.bg_start_offset_ms) / 1e3 >= self.duration_s {
+            return Err(SimError::invalid(
+                "duration",
+                format!(
+                    "{} s leaves no time to send: applications start at {} s (+ up to {} ms jitter, + {} ms for background)",
+                    self.duration_s, self.app_start_s, self.start_jitter_ms, self.bg_start_offset_ms
+                ),
+            ));
+        }
+        if self.duration_s > 86_400.0 {
+            return Err(SimError::invalid("duration", "at most one simulated day (86400 s)"));
+        }
+        Ok(())
+    }
+
+    /// The bottleneck's link parameters.
+    pub fn bottleneck_link(&self) -> LinkConfig {
+        LinkConfig {
+            device_queue_packets: self.device_queue_packets,
+            ..LinkConfig::new(mbps_to_bps(self.bottleneck_mbps), ms_to_ns(self.bottleneck_delay_ms))
+        }
+    }
+
+    /// An access link's parameters.
+    pub fn access_link(&self) -> LinkConfig {
+        LinkConfig {
+            device_queue_packets: self.device_queue_packets,
+            ..LinkConfig::new(mbps_to_bps(self.access_mbps), ms_to_ns(self.access_delay_ms))
+        }
+    }
+
+    /// Builds the network and its applications (after [`ScenarioConfig::validate`]).
+    pub fn build(&self) -> Result<Simulator, SimError> {
+        self.validate()?;
+        let mut topo = Topology::new();
+        let orchestrator = topo.add_node("orchestrator");
+        let router_a = topo.add_node("router-a");
+        let router_b = topo.add_node("router-b");
+        let bg_a = topo.add_node("bg-a");
+        let bg_b = topo.add_node("bg-b");
+        let followers: Vec<u32> = (0..self.followers).map(|i| topo.add_node(format!("follower-{i}"))).collect();
+
+        let access = self.access_link();
+        let access_queue = self.access_queue_packets as usize;
+        let fifo = || Some(Box::new(bauxite_qdisc::Fifo::new(access_queue)) as Box<dyn bauxite_qdisc::Qdisc>);
+        let params = |direction: u64| QdiscParams {
+            limit: self.queue_packets,
+            limit_mode: self.limit_mode,
+            seed: mix(self.seed ^ 0x5144_6973_6300 ^ direction),
+        };
+        topo.add_link(orchestrator, router_a, access, fifo(), fifo());
+        topo.add_link(bg_a, router_a, access, fifo(), fifo());
+        topo.add_link(
+            router_a,
+            router_b,
+            self.bottleneck_link(),
+            Some(build_qdisc(self.scheduler, params(0))?),
+            Some(build_qdisc(self.scheduler, params(1))?),
+        );
+        topo.add_link(router_b, bg_b, access, fifo(), fifo());
+        for &f in &followers {
+            topo.add_link(router_b, f, access, fifo(), fifo());
+        }
+
+        let mut sim = Simulator::new(topo);
+        let mut rng = SplitMix64::new(mix(self.seed));
+        let start = (self.app_start_s * 1e9).round() as Nanos;
+        let stop = (self.duration_s * 1e9).round() as Nanos;
+        let jitter = ms_to_ns(self.start_jitter_ms);
+        let bg_offset = ms_to_ns(self.bg_start_offset_ms);
+        let mut add =
+            |sim: &mut Simulator, class: TrafficClass, src: u32, dst: u32, index: u32, payload, interval_ps, dscp| {
+                sim.add_app(UdpApp {
+                    src,
+                    dst,
+                    src_port: 49152u16.wrapping_add(index as u16),
+                    dst_port: class.port(),
+                    payload,
+                    dscp: if self.dscp { dscp } else { 0 },
+                    interval_ps,
+                    start: start + rng.below(jitter) + if class == TrafficClass::Background { bg_offset } else { 0 },
+                    stop,
+                    tag: class as u32,
+                });
+            };
+        let app = |c: &ClassSpec| (c.payload_bytes, UdpApp::interval_from_pps(c.pps), c.dscp);
+        for (i, &f) in followers.iter().enumerate() {
+            let (payload, interval, dscp) = app(&self.control);
+            add(&mut sim, TrafficClass::Control, orchestrator, f, i as u32, payload, interval, dscp);
+        }
+        for (i, &f) in followers.iter().enumerate() {
+            for class in [TrafficClass::Status, TrafficClass::Telemetry, TrafficClass::Bulk] {
+                let (payload, interval, dscp) = app(self.class(class).expect("application class"));
+                add(&mut sim, class, f, orchestrator, i as u32, payload, interval, dscp);
+            }
+        }
+        if self.bg_flows > 0 {
+            let per_flow = self.bg_mbps * 1e6 / self.bg_flows as f64;
+            let interval = UdpApp::interval_from_rate(self.bg_payload_bytes, per_flow);
+            for j in 0..self.bg_flows {
+                add(&mut sim, TrafficClass::Background, bg_a, bg_b, j, self.bg_payload_bytes, interval, 0);
+                let index = self.bg_flows + j;
+                add(&mut sim, TrafficClass::Background, bg_b, bg_a, index, self.bg_payload_bytes, interval, 0);
+            }
+        }
+        Ok(sim)
+    }
+}
+
+/// Everything one scenario run produced.
+#[derive(Clone, Debug)]
+pub struct ScenarioResult {
+    /// The configuration that ran.
+    pub config: ScenarioConfig,
+    /// Per-flow records, in build order.
+    pub flows: Vec<FlowRecord>,
+    /// Per-class aggregates, in class order.
+    pub classes: Vec<ClassRow>,
+    /// Events, end time, peak packets.
+    pub counters: RunCounters,
+    /// Counters of the bottleneck's A→B and B→A directions.
+    pub bottleneck: [ChannelStats; 2],
+    /// Wall-clock seconds the run took (not part of any deterministic output).
+    pub wall_s: f64,
+}
+
+/// Channel index of the bottleneck's A→B direction (the third link added).
+const BOTTLENECK_AB: usize = 4;
+
+/// Validates, builds and runs one scenario to completion.
+pub fn run_scenario(config: &ScenarioConfig) -> Result<ScenarioResult, SimError> {
+    let began = Instant::now();
+    let mut sim = config.build()?;
+    let counters = sim.run(None);
+    let topo = sim.topology();
+    let bottleneck = [topo.channels[BOTTLENECK_AB].stats, topo.channels[BOTTLENECK_AB + 1].stats];
+    let names: Vec<String> = topo.nodes().iter().map(|n| n.name.clone()).collect();
+    let monitor = sim.take_monitor();
+    let flows: Vec<FlowRecord> = monitor
+        .flows
+        .into_iter()
+        .map(|f| FlowRecord {
+            class: TrafficClass::from_tag(f.tag),
+            src: names[f.key.src as usize].clone(),
+            dst: names[f.key.dst as usize].clone(),
+            src_port: f.key.src_port,
+            dst_port: f.key.dst_port,
+            dscp: f.dscp,
+            active_ns: f.active_ns,
+            stats: f.stats,
+        })
+        .collect();
+    let classes = class_rows(&flows);
+    Ok(ScenarioResult {
+        config: config.clone(),
+        flows,
+        classes,
+        counters,
+        bottleneck,
+        wall_s: began.elapsed().as_secs_f64(),
+    })
+}

@@ -1,0 +1,417 @@
+//! The study: scenario families, run in parallel, aggregated over seeds.
+//!
+//! The seed ran three families — a scheduler comparison at its baseline point (10
+//! runs), a background-load sweep (50) and a follower sweep (30) — with one seed
+//! each. Bauxite runs the same grid plus DRR (the weighted scheduler the seed left
+//! as future work) and a queue-limit sweep, each point `seeds` times with random
+//! application start offsets, and reports every figure as a mean with a Student-t
+//! 95 % half-width.
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::{Serialize, Serializer};
+
+use crate::error::SimError;
+use crate::metrics::{FIGURES, mean_ci95};
+use crate::scenario::{ScenarioConfig, ScenarioResult, TrafficClass, run_scenario};
+use crate::scheduler::Scheduler;
+
+/// A family of runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Family {
+    /// Every scheduler × DSCP off/on at the base point (the seed's 10 runs).
+    Compare,
+    /// Background rate sweep (the seed's 50 runs: 8, 10, 12, 14, 16 Mbit/s).
+    Load,
+    /// Follower-count sweep (the seed's 30 runs: 4, 8, 16).
+    Followers,
+    /// Queue-limit sweep (beyond the seed).
+    Queue,
+    /// The base scenario alone (`bauxite sim run`).
+    Run,
+}
+
+impl Family {
+    /// What `--family all` runs: the seed's three families and the queue sweep.
+    pub const ALL: [Family; 4] = [Family::Compare, Family::Load, Family::Followers, Family::Queue];
+
+    /// The CSV name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Compare => "compare",
+            Family::Load => "load",
+            Family::Followers => "followers",
+            Family::Queue => "queue",
+            Family::Run => "run",
+        }
+    }
+
+    /// Parses `compare|load|followers|queue|all` (comma-separated lists allowed),
+    /// without duplicates, in the order given.
+    pub fn parse_list(s: &str) -> Result<Vec<Family>, SimError> {
+        let mut out = Vec::new();
+        for part in s.split(',').map(str::trim) {
+            let add: Vec<Family> = match part {
+                "all" => Self::ALL.to_vec(),
+                other => vec![other.parse()?],
+            };
+            for f in add {
+                if !out.contains(&f) {
+                    out.push(f);
+                }
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl FromStr for Family {
+    type Err = SimError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "compare" => Ok(Family::Compare),
+            "load" => Ok(Family::Load),
+            "followers" => Ok(Family::Followers),
+            "queue" => Ok(Family::Queue),
+            _ => Err(SimError::invalid(
+                "family",
+                format!("unknown family `{s}` (compare, load, followers, queue or all)"),
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl Serialize for Family {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+/// The start-offset jitter a study uses when the caller gives none: none for one
+/// seed (the seed's synchronised start, which its figures need), and 100 ms for
+/// several — longer than every application's period (5 to 50 ms) and the
+/// background's, so each seed draws independent phases between all the packet
+/// trains, at the cost of at most 0.5 % of a 20 s run's sending time.
+pub fn default_start_jitter_ms(seeds: u32) -> f64 {
+    if seeds > 1 { 100.0 } else { 0.0 }
+}
+
+/// What to run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StudyConfig {
+    /// Families, in output order.
+    pub families: Vec<Family>,
+    /// Schedulers compared in every family, in table order.
+    pub schedulers: Vec<Scheduler>,
+    /// Repetitions of each point; run `k` (from 0) uses seed `base.seed + k`.
+    pub seeds: u32,
+    /// Every parameter a family does not sweep (and the compare family's point).
+    pub base: ScenarioConfig,
+    /// Background rates of the load family, Mbit/s per direction.
+    pub load_bg_mbps: Vec<f64>,
+    /// Follower counts of the followers family.
+    pub follower_counts: Vec<u32>,
+    /// Queue limits of the queue family, packets.
+    pub queue_limits: Vec<u32>,
+    /// Worker threads (0: one per core).
+    pub jobs: usize,
+}
+
+impl Default for StudyConfig {
+    fn default() -> Self {
+        let mut schedulers = Scheduler::SEED.to_vec();
+        schedulers.push(Scheduler::Drr);
+        schedulers.retain(|s| s.is_available());
+        Self {
+            families: Family::ALL.to_vec(),
+            schedulers,
+            seeds: 1,
+            base: ScenarioConfig::default(),
+            load_bg_mbps: vec![8.0, 10.0, 12.0, 14.0, 16.0],
+            follower_counts: vec![4, 8, 16],
+            queue_limits: vec![10, 20, 40, 80, 160],
+            jobs: 0,
+        }
+    }
+}
+
+/// One planned run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSpec {
+    /// Its family.
+    pub family: Family,
+    /// Which repetition (0-based).
+    pub seed_index: u32,
+    /// The complete scenario.
+    pub config: ScenarioConfig,
+}
+
+impl RunSpec {
+    /// A short label for progress displays.
+    pub fn label(&self) -> String {
+        let c = &self.config;
+        format!(
+            "{} {} dscp={} n={} bg={} q={} seed={}",
+            self.family,
+            c.scheduler,
+            if c.dscp { "on" } else { "off" },
+            c.followers,
+            c.bg_mbps,
+            c.queue_packets,
+            c.seed
+        )
+    }
+}
+
+impl StudyConfig {
+    /// Every run, in output order: family, swept value, scheduler, DSCP off/on, seed.
+    /// Checks every parameter first; nothing runs on an error.
+    pub fn plan(&self) -> Result<Vec<RunSpec>, SimError> {
+        if self.seeds == 0 {
+            return Err(SimError::invalid("seeds", "must be at least 1 (got 0)"));
+        }
+        if self.families.is_empty() {
+            return Err(SimError::invalid("family", "no family to run"));
+        }
+        if self.schedulers.is_empty() && self.families.iter().any(|f| *f != Family::Run) {
+            return Err(SimError::invalid("schedulers", "no scheduler to compare"));
+        }
+        let mut points: Vec<(Family, ScenarioConfig)> = Vec::new();
+        let grid = |points: &mut Vec<(Family, ScenarioConfig)>, family, set: &dyn Fn(&mut ScenarioConfig)| {
+            for &scheduler in &self.schedulers {
+                for dscp in [false, true] {
+                    let mut c = self.base.clone();
+                    set(&mut c);
+                    c.scheduler = scheduler;
+                    c.dscp = dscp;
+                    points.push((family, c));
+                }
+            }
+        };
+        for &family in &self.families {
+            match family {
+                Family::Run => points.push((Family::Run, self.base.clone())),
+                Family::Compare => grid(&mut points, family, &|_| {}),
+                Family::Load => {
+                    if self.load_bg_mbps.is_empty() {
+                        return Err(SimError::invalid("load-bg-mbps", "the load sweep needs at least one rate"));
+                    }
+                    for &bg in &self.load_bg_mbps {
+                        grid(&mut points, family, &|c| c.bg_mbps = bg);
+                    }
+                }
+                Family::Followers => {
+                    if self.follower_counts.is_empty() {
+                        return Err(SimError::invalid(
+                            "follower-counts",
+                            "the follower sweep needs at least one count",
+                        ));
+                    }
+                    for &n in &self.follower_counts {
+                        grid(&mut points, family, &|c| c.followers = n);
+                    }
+                }
+                Family::Queue => {
+                    if self.queue_limits.is_empty() {
+                        return Err(SimError::invalid("queue-limits", "the queue sweep needs at least one limit"));
+                    }
+                    for &q in &self.queue_limits {
+                        grid(&mut points, family, &|c| c.queue_packets = q);
+                    }
+                }
+            }
+        }
+        let mut runs = Vec::with_capacity(points.len() * self.seeds as usize);
+        for (family, config) in points {
+            config.validate()?;
+            for k in 0..self.seeds {
+                let mut config = config.clone();
+                config.seed = self.base.seed.wrapping_add(k as u64);
+                runs.push(RunSpec { family, seed_index: k, config });
+            }
+        }
+        Ok(runs)
+    }
+}
+
+/// A run finished (for progress displays).
+#[derive(Clone, Copy, Debug)]
+pub struct Progress<'a> {
+    /// Runs finished so far, this one included.
+    pub done: usize,
+    /// Runs in the study.
+    pub total: usize,
+    /// The run that finished.
+    pub run: &'a RunSpec,
+    /// Its result.
+    pub result: &'a ScenarioResult,
+}
+
+/// A figure over seeds: the mean and, with two or more seeds, the 95 % half-width.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct Figure {
+    /// Mean over the seeds where it is defined.
+    pub mean: Option<f64>,
+    /// Student-t 95 % confidence half-width.
+    pub ci95: Option<f64>,
+}
+
+/// One line of `classes.csv`: a class at one point of one family, over its seeds.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClassSummary {
+    /// Family.
+    pub family: Family,
+    /// Scheduler.
+    pub scheduler: Scheduler,
+    /// DSCP marking on.
+    pub dscp: bool,
+    /// Followers.
+    pub followers: u32,
+    /// Background Mbit/s per direction.
+    pub bg_mbps: f64,
+    /// Queue limit, packets.
+    pub queue_packets: u32,
+    /// Class.
+    pub class: TrafficClass,
+    /// Seeds aggregated.
+    pub seeds: u32,
+    /// Flows in the class (per run).
+    pub flows: u64,
+    /// Packets sent, mean over seeds.
+    pub tx_packets: f64,
+    /// Packets received, mean over seeds.
+    pub rx_packets: f64,
+    /// `loss_pct`, `delay_ms`, `jitter_ms`, `throughput_mbps`, `jain_throughput`,
+    /// `jain_inverse_delay`, in [`FIGURES`] order.
+    pub figures: [Figure; 6],
+}
+
+impl ClassSummary {
+    /// The figure named `name` (one of [`FIGURES`]).
+    pub fn figure(&self, name: &str) -> Figure {
+        let i = FIGURES.iter().position(|f| *f == name).expect("a figure name");
+        self.figures[i]
+    }
+}
+
+/// Everything a study produced.
+#[derive(Clone, Debug)]
+pub struct StudyResult {
+    /// What ran.
+    pub config: StudyConfig,
+    /// Every run with its result, in plan order.
+    pub runs: Vec<(RunSpec, ScenarioResult)>,
+    /// Class figures per point, aggregated over seeds, in plan order.
+    pub classes: Vec<ClassSummary>,
+    /// Wall-clock seconds of the whole study.
+    pub wall_s: f64,
+    /// Events simulated over all runs.
+    pub events: u64,
+}
+
+impl StudyResult {
+    /// Simulated events per wall-clock second over the whole study.
+    pub fn events_per_s(&self) -> f64 {
+        if self.wall_s > 0.0 { self.events as f64 / self.wall_s } else { 0.0 }
+    }
+
+    /// The rows of one family and class, in plan order: what the charts and the
+    /// Markdown tables draw (e.g. `("compare", Control)` for the control figures
+    /// per scheduler × DSCP, or every class of `compare` with DSCP on for the heatmap).
+    pub fn rows(&self, family: Family, class: TrafficClass) -> impl Iterator<Item = &ClassSummary> {
+        self.classes.iter().filter(move |r| r.family == family && r.class == class)
+    }
+
+    /// The families that ran.
+    pub fn families(&self) -> Vec<Family> {
+        let mut out: Vec<Family> = Vec::new();
+        for (spec, _) in &self.runs {
+            if !out.contains(&spec.family) {
+                out.push(spec.family);
+            }
+        }
+        out
+    }
+}
+
+/// Runs every planned scenario on `config.jobs` threads, calling `progress` after
+/// each (from worker threads, in completion order), and aggregates over seeds.
+/// Outputs are in plan order whatever the thread count.
+pub fn run_study(config: &StudyConfig, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Result<StudyResult, SimError> {
+    let specs = config.plan()?;
+    let began = Instant::now();
+    let total = specs.len();
+    let done = AtomicUsize::new(0);
+    let work = || {
+        specs
+            .par_iter()
+            .map(|spec| {
+                let result = run_scenario(&spec.config)?;
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                progress(Progress { done: n, total, run: spec, result: &result });
+                Ok(result)
+            })
+            .collect::<Result<Vec<ScenarioResult>, SimError>>()
+    };
+    let results = if config.jobs == 0 {
+        work()?
+    } else {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(config.jobs)
+            .build()
+            .map_err(|e| SimError::invalid("jobs", e.to_string()))?
+            .install(work)?
+    };
+    let wall_s = began.elapsed().as_secs_f64();
+    let runs: Vec<(RunSpec, ScenarioResult)> = specs.into_iter().zip(results).collect();
+    let events = runs.iter().map(|(_, r)| r.counters.events).sum();
+    let classes = aggregate(&runs, config.seeds as usize);
+    Ok(StudyResult { config: config.clone(), runs, classes, wall_s, events })
+}
+
+/// Groups consecutive runs of one point (the plan puts a point's seeds together)
+/// and summarises each class over them.
+fn aggregate(runs: &[(RunSpec, ScenarioResult)], seeds: usize) -> Vec<ClassSummary> {
+    let mut out = Vec::new();
+    for point in runs.chunks(seeds) {
+        let (spec, first) = &point[0];
+        for class_row in &first.classes {
+            let class = class_row.class;
+            let rows: Vec<_> = point.iter().filter_map(|(_, r)| r.classes.iter().find(|c| c.class == class)).collect();
+            let n = rows.len() as f64;
+            let mut figures = [Figure::default(); 6];
+            for (i, figure) in figures.iter_mut().enumerate() {
+                let values: Vec<f64> = rows.iter().filter_map(|r| r.figures()[i]).collect();
+                let (mean, ci95) = mean_ci95(&values);
+                *figure = Figure { mean, ci95 };
+            }
+            let c = &spec.config;
+            out.push(ClassSummary {
+                family: spec.family,
+                scheduler: c.scheduler,
+                dscp: c.dscp,
+                followers: c.followers,
+                bg_mbps: c.bg_mbps,
+                queue_packets: c.queue_packets,
+                class,
+                seeds: rows.len() as u32,
+                flows: class_row.flows,
+                tx_packets: rows.iter().map(|r| r.tx_packets as f64).sum::<f64>() / n,
+                rx_packets: rows.iter().map(|r| r.rx_packets as f64).sum::<f64>() / n,
+                figures,
+            });
+        }
+    }
+    out
+}
