@@ -30,7 +30,7 @@ pub struct RunArgs {
     #[arg(long, default_value = "on", value_parser = ["on", "off"])]
     dscp: String,
     /// Random seed (start offsets, the disciplines' own randomness).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     seed: u64,
     /// Application start-time jitter, ms (0: all start together, as in the seed).
     #[arg(long, allow_negative_numbers = true)]
@@ -53,13 +53,13 @@ pub struct StudyArgs {
     schedulers: Option<String>,
     /// Repetitions of each point with random start offsets; with more than one,
     /// figures are means with `_ci95` half-widths.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     seeds: u32,
     /// Worker threads (default: one per core).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     jobs: Option<usize>,
     /// First seed; repetition k uses seed + k.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     seed: u64,
     /// Start-time jitter, ms (default: 0 for one seed, 100 for several).
     #[arg(long, allow_negative_numbers = true)]
@@ -68,10 +68,10 @@ pub struct StudyArgs {
     #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
     load_bg_mbps: Option<Vec<f64>>,
     /// Follower counts of the follower sweep (comma-separated).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, allow_negative_numbers = true, value_delimiter = ',')]
     follower_counts: Option<Vec<u32>>,
     /// Queue limits of the queue sweep, packets (comma-separated).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, allow_negative_numbers = true, value_delimiter = ',')]
     queue_limits: Option<Vec<u32>>,
     #[command(flatten)]
     scenario: ScenarioArgs,
@@ -84,13 +84,13 @@ pub struct StudyArgs {
 #[derive(Args, Debug)]
 struct ScenarioArgs {
     /// Followers (study: the compare, load and queue families' count).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     followers: Option<u32>,
     /// Background payload rate per direction, Mbit/s (study: all but the load family).
     #[arg(long, allow_negative_numbers = true)]
     bg_mbps: Option<f64>,
     /// Bottleneck queue limit, packets (study: all but the queue family).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     queue: Option<u32>,
     /// Simulated seconds (applications stop then; the network drains after).
     #[arg(long, allow_negative_numbers = true)]
@@ -99,10 +99,10 @@ struct ScenarioArgs {
     #[arg(long, allow_negative_numbers = true)]
     start: Option<f64>,
     /// Background flows per direction (0: no background).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     bg_flows: Option<u32>,
     /// Background UDP payload, bytes.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     bg_payload: Option<u32>,
     /// Background start delay after the other applications, ms.
     #[arg(long, allow_negative_numbers = true)]
@@ -111,10 +111,10 @@ struct ScenarioArgs {
     #[arg(long)]
     limit_mode: Option<String>,
     /// Device transmit-queue length under the qdisc, packets (every link).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     device_queue: Option<u32>,
     /// Drop-tail queue of the access links, packets.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     access_queue: Option<u32>,
     /// Bottleneck rate, Mbit/s.
     #[arg(long, allow_negative_numbers = true)]
@@ -129,40 +129,40 @@ struct ScenarioArgs {
     #[arg(long, allow_negative_numbers = true)]
     access_delay_ms: Option<f64>,
     /// Control payload, bytes.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     control_bytes: Option<u32>,
     /// Control packets/s per follower.
     #[arg(long, allow_negative_numbers = true)]
     control_pps: Option<f64>,
     /// Control DSCP.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     control_dscp: Option<u8>,
     /// Status payload, bytes.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     status_bytes: Option<u32>,
     /// Status packets/s per follower.
     #[arg(long, allow_negative_numbers = true)]
     status_pps: Option<f64>,
     /// Status DSCP.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     status_dscp: Option<u8>,
     /// Telemetry payload, bytes.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     telemetry_bytes: Option<u32>,
     /// Telemetry packets/s per follower.
     #[arg(long, allow_negative_numbers = true)]
     telemetry_pps: Option<f64>,
     /// Telemetry DSCP.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     telemetry_dscp: Option<u8>,
     /// Bulk payload, bytes.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     bulk_bytes: Option<u32>,
     /// Bulk packets/s per follower.
     #[arg(long, allow_negative_numbers = true)]
     bulk_pps: Option<f64>,
     /// Bulk DSCP.
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     bulk_dscp: Option<u8>,
 }
 

@@ -13,9 +13,6 @@ pub enum SimError {
         /// What is wrong with it.
         message: String,
     },
-    /// The scheduler is not built (yet) by `bauxite-qdisc`.
-    #[error("--scheduler: `{0}` is not available in this build (available: {1})")]
-    UnavailableScheduler(String, String),
     /// Writing an output file failed.
     #[error("writing {path}: {source}")]
     Io {

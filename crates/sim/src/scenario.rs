@@ -227,10 +227,6 @@ impl ScenarioConfig {
 
     /// Checks every parameter; the error names the offending flag.
     pub fn validate(&self) -> Result<(), SimError> {
-        if !self.scheduler.is_available() {
-            let names: Vec<_> = Scheduler::available().iter().map(|s| s.name()).collect();
-            return Err(SimError::UnavailableScheduler(self.scheduler.name().into(), names.join(", ")));
-        }
         at_least_one("followers", self.followers)?;
         positive("bg-mbps", self.bg_mbps).map_err(|e| match e {
             SimError::InvalidParameter { flag, message } => SimError::InvalidParameter {
@@ -347,8 +343,8 @@ impl ScenarioConfig {
             router_a,
             router_b,
             self.bottleneck_link(),
-            Some(build_qdisc(self.scheduler, params(0))?),
-            Some(build_qdisc(self.scheduler, params(1))?),
+            Some(build_qdisc(self.scheduler, params(0))),
+            Some(build_qdisc(self.scheduler, params(1))),
         );
         topo.add_link(router_b, bg_b, access, fifo(), fifo());
         for &f in &followers {

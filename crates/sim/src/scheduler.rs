@@ -4,7 +4,10 @@
 use std::fmt;
 use std::str::FromStr;
 
-use bauxite_qdisc::{Fifo, LimitScope, Prio, PrioConfig, Qdisc};
+use bauxite_qdisc::{
+    Codel, CodelConfig, Drr, DrrConfig, Fifo, FqCodel, FqCodelConfig, FqPie, FqPieConfig, LimitScope, Pie,
+    PieQdiscConfig, Prio, PrioConfig, Qdisc,
+};
 use serde::{Serialize, Serializer};
 
 use crate::error::SimError;
@@ -75,16 +78,6 @@ impl Scheduler {
         }
     }
 
-    /// Whether `bauxite-qdisc` provides this discipline in this build.
-    pub fn is_available(self) -> bool {
-        matches!(self, Scheduler::Fifo | Scheduler::PfifoFast | Scheduler::Prio)
-    }
-
-    /// The available schedulers, in table order.
-    pub fn available() -> Vec<Scheduler> {
-        Self::ALL.into_iter().filter(|s| s.is_available()).collect()
-    }
-
     /// Whether the discipline classifies on DSCP (so marking changes what it does).
     pub fn uses_dscp(self) -> bool {
         matches!(self, Scheduler::PfifoFast | Scheduler::Prio | Scheduler::Drr)
@@ -102,15 +95,10 @@ impl FromStr for Scheduler {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let wanted = s.trim().to_ascii_lowercase().replace('_', "-");
-        let found = Self::ALL.into_iter().find(|sch| sch.name() == wanted).ok_or_else(|| {
+        Self::ALL.into_iter().find(|sch| sch.name() == wanted).ok_or_else(|| {
             let names: Vec<_> = Self::ALL.iter().map(|s| s.name()).collect();
             SimError::invalid("scheduler", format!("unknown scheduler `{s}` (one of {})", names.join(", ")))
-        })?;
-        if !found.is_available() {
-            let names: Vec<_> = Self::available().iter().map(|s| s.name()).collect();
-            return Err(SimError::UnavailableScheduler(found.name().into(), names.join(", ")));
-        }
-        Ok(found)
+        })
     }
 }
 
@@ -144,6 +132,11 @@ impl FromStr for LimitMode {
     }
 }
 
+/// The MTU of ns-3's point-to-point device, which ns-3's FQ-CoDel and FQ-PIE take
+/// as their DRR quantum and CoDel as its one-packet floor. The simulator gives the
+/// disciplines IP datagram sizes, as ns-3's queue-disc items report them.
+const NS3_P2P_MTU: u32 = 1500;
+
 /// The knobs of the bottleneck discipline.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct QdiscParams {
@@ -156,7 +149,7 @@ pub struct QdiscParams {
 }
 
 /// Builds one instance of `scheduler` (one per direction of the bottleneck).
-pub fn build_qdisc(scheduler: Scheduler, params: QdiscParams) -> Result<Box<dyn Qdisc>, SimError> {
+pub fn build_qdisc(scheduler: Scheduler, params: QdiscParams) -> Box<dyn Qdisc> {
     let limit = params.limit as usize;
     let scope = match params.limit_mode {
         LimitMode::PerBand => LimitScope::PerQueue,
@@ -166,13 +159,29 @@ pub fn build_qdisc(scheduler: Scheduler, params: QdiscParams) -> Result<Box<dyn 
         config.scope = scope;
         Box::new(Prio::new(config)) as Box<dyn Qdisc>
     };
-    Ok(match scheduler {
+    match scheduler {
         Scheduler::Fifo => Box::new(Fifo::new(limit)),
         Scheduler::PfifoFast => prio(PrioConfig::pfifo_fast_style(limit)),
         Scheduler::Prio => prio(PrioConfig::seed_prio(limit)),
-        other => {
-            let names: Vec<_> = Scheduler::available().iter().map(|s| s.name()).collect();
-            return Err(SimError::UnavailableScheduler(other.name().into(), names.join(", ")));
+        Scheduler::Drr => {
+            let mut config = DrrConfig::seed_classes(limit);
+            config.scope = scope;
+            Box::new(Drr::new(config))
         }
-    })
+        Scheduler::FqCodel => Box::new(FqCodel::new(FqCodelConfig {
+            limit,
+            quantum: NS3_P2P_MTU,
+            mtu: NS3_P2P_MTU,
+            seed: params.seed,
+            ..FqCodelConfig::default()
+        })),
+        Scheduler::FqPie => Box::new(FqPie::new(FqPieConfig {
+            limit,
+            quantum: NS3_P2P_MTU,
+            seed: params.seed,
+            ..FqPieConfig::default()
+        })),
+        Scheduler::Codel => Box::new(Codel::new(CodelConfig { limit, mtu: NS3_P2P_MTU, ..CodelConfig::default() })),
+        Scheduler::Pie => Box::new(Pie::new(PieQdiscConfig { limit, seed: params.seed, ..PieQdiscConfig::default() })),
+    }
 }

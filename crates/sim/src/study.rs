@@ -132,7 +132,6 @@ impl Default for StudyConfig {
     fn default() -> Self {
         let mut schedulers = Scheduler::SEED.to_vec();
         schedulers.push(Scheduler::Drr);
-        schedulers.retain(|s| s.is_available());
         Self {
             families: Family::ALL.to_vec(),
             schedulers,

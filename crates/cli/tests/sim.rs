@@ -1,0 +1,76 @@
+//! `bauxite sim` end to end: a short run writes its files; bad flags write nothing.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn out_dir(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("bauxite-sim-cli-{name}-{}", std::process::id()))
+}
+
+fn bauxite(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bauxite")).args(args).output().expect("run bauxite")
+}
+
+#[test]
+fn a_short_run_writes_the_four_files() {
+    let out = out_dir("run");
+    let _ = std::fs::remove_dir_all(&out);
+    let run = bauxite(&[
+        "sim",
+        "run",
+        "--scheduler",
+        "fq-codel",
+        "--dscp",
+        "off",
+        "--followers",
+        "4",
+        "--bg-mbps",
+        "12",
+        "--duration",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(stdout.contains("M events/s"), "{stdout}");
+    let classes = std::fs::read_to_string(out.join("classes.csv")).unwrap();
+    assert!(classes.starts_with(
+        "family,scheduler,dscp,followers,bg_mbps,class,flows,tx_packets,rx_packets,loss_pct,delay_ms,jitter_ms,\
+         throughput_mbps,jain_throughput,jain_inverse_delay"
+    ));
+    assert!(classes.contains("\nrun,fq-codel,off,4,12,control,4,"));
+    assert!(std::fs::read_to_string(out.join("flows.csv")).unwrap().lines().count() > 18);
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["runs"], 1);
+    assert!(summary["events_per_s"].as_f64().unwrap() > 0.0);
+    assert_eq!(summary["comparison"][0]["scheduler"], "fq-codel");
+    assert!(std::fs::read_to_string(out.join("summary.md")).unwrap().contains("| FQ-CoDel | off |"));
+    std::fs::remove_dir_all(&out).unwrap();
+}
+
+#[test]
+fn bad_flags_name_the_flag_and_write_nothing() {
+    let cases: [(&[&str], &str); 8] = [
+        (&["run", "--scheduler", "wfq"], "--scheduler"),
+        (&["run", "--scheduler", "fifo", "--bottleneck-mbps", "0"], "--bottleneck-mbps"),
+        (&["run", "--scheduler", "fifo", "--duration", "-5"], "--duration"),
+        (&["run", "--scheduler", "fifo", "--duration", "0"], "--duration"),
+        (&["run", "--scheduler", "fifo", "--bg-mbps", "0"], "--bg-mbps"),
+        (&["run", "--scheduler", "fifo", "--followers", "0"], "--followers"),
+        (&["study", "--family", "everything"], "--family"),
+        (&["study", "--seeds", "0"], "--seeds"),
+    ];
+    for (i, (args, flag)) in cases.iter().enumerate() {
+        let out = out_dir(&format!("bad-{i}"));
+        let _ = std::fs::remove_dir_all(&out);
+        let mut full = vec!["sim"];
+        full.extend_from_slice(args);
+        full.extend_from_slice(&["--out", out.to_str().unwrap()]);
+        let run = bauxite(&full);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success(), "{args:?} should fail");
+        assert!(stderr.contains(flag), "{args:?}: {stderr}");
+        assert!(!out.exists(), "{args:?} created {}", out.display());
+    }
+}

@@ -1,0 +1,69 @@
+//! Bad parameters are refused before anything runs, with the flag named.
+
+use bauxite_sim::output::check_out_dir;
+use bauxite_sim::study::{Family, StudyConfig};
+use bauxite_sim::{ScenarioConfig, Scheduler, SimError};
+
+fn error_of(config: ScenarioConfig) -> String {
+    config.validate().expect_err("invalid").to_string()
+}
+
+#[test]
+fn each_bad_parameter_names_its_flag() {
+    let d = ScenarioConfig::default;
+    let cases: Vec<(ScenarioConfig, &str)> = vec![
+        (ScenarioConfig { bottleneck_mbps: 0.0, ..d() }, "--bottleneck-mbps"),
+        (ScenarioConfig { access_mbps: -1.0, ..d() }, "--access-mbps"),
+        (ScenarioConfig { bottleneck_mbps: f64::NAN, ..d() }, "--bottleneck-mbps"),
+        (ScenarioConfig { bg_mbps: 0.0, ..d() }, "--bg-mbps"),
+        (ScenarioConfig { duration_s: -5.0, ..d() }, "--duration"),
+        (ScenarioConfig { duration_s: 0.0, ..d() }, "--duration"),
+        (ScenarioConfig { duration_s: 0.5, ..d() }, "--duration"),
+        (ScenarioConfig { followers: 0, ..d() }, "--followers"),
+        (ScenarioConfig { queue_packets: 0, ..d() }, "--queue"),
+        (ScenarioConfig { device_queue_packets: 0, ..d() }, "--device-queue"),
+        (ScenarioConfig { bottleneck_delay_ms: -1.0, ..d() }, "--bottleneck-delay-ms"),
+        (ScenarioConfig { start_jitter_ms: -1.0, ..d() }, "--start-jitter-ms"),
+        (ScenarioConfig { bg_payload_bytes: 0, ..d() }, "--bg-payload"),
+    ];
+    for (config, flag) in cases {
+        let message = error_of(config);
+        assert!(message.starts_with(flag), "{message:?} should name {flag}");
+    }
+    let mut c = d();
+    c.control.pps = 0.0;
+    assert!(error_of(c).starts_with("--control-pps"));
+    let mut c = d();
+    c.telemetry.dscp = 64;
+    assert!(error_of(c).starts_with("--telemetry-dscp"));
+    let mut c = d();
+    c.bulk.payload_bytes = 70_000;
+    assert!(error_of(c).starts_with("--bulk-bytes"));
+}
+
+#[test]
+fn unknown_scheduler_lists_the_known_ones() {
+    let e = "wfq".parse::<Scheduler>().unwrap_err().to_string();
+    assert!(e.starts_with("--scheduler") && e.contains("fq-codel"), "{e}");
+    assert_eq!("FQ_CODEL".parse::<Scheduler>().unwrap(), Scheduler::FqCodel);
+    assert!("nope".parse::<Family>().unwrap_err().to_string().starts_with("--family"));
+}
+
+#[test]
+fn a_study_checks_every_run_before_starting() {
+    let zero_seeds = StudyConfig { seeds: 0, ..StudyConfig::default() };
+    assert!(zero_seeds.plan().unwrap_err().to_string().starts_with("--seeds"));
+    let bad_sweep = StudyConfig { load_bg_mbps: vec![8.0, -2.0], ..StudyConfig::default() };
+    assert!(bad_sweep.plan().unwrap_err().to_string().starts_with("--bg-mbps"));
+    let no_followers = StudyConfig { follower_counts: vec![0], ..StudyConfig::default() };
+    assert!(matches!(no_followers.plan(), Err(SimError::InvalidParameter { flag: "followers", .. })));
+}
+
+#[test]
+fn out_must_be_a_directory() {
+    let file = std::env::temp_dir().join(format!("bauxite-sim-not-a-dir-{}", std::process::id()));
+    std::fs::write(&file, "x").unwrap();
+    let e = check_out_dir(&file).unwrap_err().to_string();
+    std::fs::remove_file(&file).unwrap();
+    assert!(e.starts_with("--out"), "{e}");
+}
