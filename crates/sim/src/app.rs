@@ -58,9 +58,12 @@ impl UdpApp {
 
     /// When the k-th packet (from 0) is due, or `None` at or after the stop time.
     pub fn send_time(&self, k: u64) -> Option<Nanos> {
-        let offset = (k as u128 * self.interval_ps as u128 + 500) / 1000;
-        let t = self.start as u128 + offset;
-        (t < self.stop as u128).then_some(t as Nanos)
+        let offset = match k.checked_mul(self.interval_ps).and_then(|ps| ps.checked_add(500)) {
+            Some(ps) => ps / 1000,
+            None => ((k as u128 * self.interval_ps as u128 + 500) / 1000).min(u64::MAX as u128) as u64,
+        };
+        let t = self.start.saturating_add(offset);
+        (t < self.stop).then_some(t)
     }
 
     /// How long the source is active (stop − start), the denominator of throughput.

@@ -27,16 +27,24 @@ pub enum Event {
     },
 }
 
+/// A heap entry. The (time, sequence) key is packed into one `u128` — time in
+/// the high 64 bits — so each of the heap's comparisons is a single integer
+/// compare; popping is the simulator's hottest operation.
 #[derive(Clone, Copy, Debug)]
 struct Entry {
-    time: Nanos,
-    seq: u64,
+    key: u128,
     event: Event,
+}
+
+impl Entry {
+    fn time(&self) -> Nanos {
+        (self.key >> 64) as Nanos
+    }
 }
 
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        (self.time, self.seq) == (other.time, other.seq)
+        self.key == other.key
     }
 }
 
@@ -51,7 +59,7 @@ impl PartialOrd for Entry {
 impl Ord for Entry {
     /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest entry.
     fn cmp(&self, other: &Self) -> Ordering {
-        (other.time, other.seq).cmp(&(self.time, self.seq))
+        other.key.cmp(&self.key)
     }
 }
 
@@ -72,12 +80,12 @@ impl EventQueue {
     pub fn schedule(&mut self, time: Nanos, event: Event) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        self.heap.push(Entry { time, seq, event });
+        self.heap.push(Entry { key: ((time as u128) << 64) | seq as u128, event });
     }
 
     /// Removes and returns the earliest event with its time.
     pub fn pop(&mut self) -> Option<(Nanos, Event)> {
-        self.heap.pop().map(|e| (e.time, e.event))
+        self.heap.pop().map(|e| (e.time(), e.event))
     }
 
     /// Events pending.

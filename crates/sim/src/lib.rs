@@ -6,8 +6,9 @@
 //! static routes), [`app`] (constant-rate UDP senders), [`monitor`] (ns-3
 //! FlowMonitor figures), [`engine`] (the event loop), [`scheduler`] and
 //! [`scenario`] (the seed's network), [`metrics`] (class figures, fairness,
-//! confidence intervals), [`study`] (the scenario families) and [`output`]
-//! (CSV, JSON and Markdown files). Same inputs and seed, byte-identical outputs.
+//! confidence intervals), [`study`] (the scenario families), [`output`] (CSV,
+//! JSON and Markdown files) and [`series`] (the data the charts draw). Same
+//! inputs and seed, byte-identical outputs.
 #![deny(missing_docs)]
 
 pub mod app;
@@ -23,6 +24,7 @@ pub mod reference;
 pub mod rng;
 pub mod scenario;
 pub mod scheduler;
+pub mod series;
 pub mod study;
 pub mod topology;
 

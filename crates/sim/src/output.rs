@@ -202,7 +202,7 @@ pub fn summary_json(study: &StudyResult) -> Value {
         "wall_s": study.wall_s,
         "events_per_s": study.events_per_s(),
         "run_cpu_s": cpu_s,
-        "jobs": study.config.jobs,
+        "threads": study.threads,
         "base": study.config.base,
         "load_bg_mbps": study.config.load_bg_mbps,
         "follower_counts": study.config.follower_counts,

@@ -59,6 +59,13 @@ fn baseline_comparison_reproduces_the_seed() {
     assert!((fig(telemetry(Scheduler::Prio), "delay_ms") - 10.3).abs() < 0.5);
     assert!(fig(telemetry(Scheduler::PfifoFast), "loss_pct") > 50.0);
     assert!(fig(telemetry(Scheduler::PfifoFast), "delay_ms") > 30.0);
+
+    // The chart series: a bar per scheduler × DSCP, a heatmap cell per scheduler × class.
+    let charts = bauxite_sim::series::chart_data(&result);
+    assert_eq!(charts.control_delay.len(), 12);
+    assert_eq!(charts.heatmap_loss.len(), 6 * 5);
+    assert_eq!(charts.control_loss[0].value, control(Scheduler::Fifo, false).figure("loss_pct"));
+    assert!(charts.load_delay.is_empty());
 }
 
 #[test]
@@ -81,6 +88,9 @@ fn follower_sweep_fifo_loss_rises_and_fair_queueing_stays_flat() {
     for n in [4, 8, 16] {
         assert_eq!(fig(at(Scheduler::Prio, true, n), "loss_pct"), 0.0, "PRIO+DSCP at {n} followers");
     }
+    let lines = bauxite_sim::series::chart_data(&result).followers_loss;
+    assert_eq!(lines.len(), 12);
+    assert_eq!(lines[0].points.iter().map(|p| p.0).collect::<Vec<_>>(), vec![4.0, 8.0, 16.0]);
 }
 
 #[test]
