@@ -172,8 +172,8 @@ fn comparison_family(study: &StudyResult) -> Option<Family> {
 }
 
 /// `summary.json`: counts, timing, the base configuration, the comparison table
-/// (control class per scheduler × DSCP, with the seed's figures where it has them)
-/// and every class row.
+/// (control class per scheduler × DSCP, with the seed's figures where it has them),
+/// every class row, and per run its events, time and bottleneck counters.
 pub fn summary_json(study: &StudyResult) -> Value {
     let comparison: Vec<Value> = comparison_family(study)
         .map(|family| {
@@ -192,6 +192,25 @@ pub fn summary_json(study: &StudyResult) -> Value {
         })
         .unwrap_or_default();
     let cpu_s: f64 = study.runs.iter().map(|(_, r)| r.wall_s).sum();
+    let runs: Vec<Value> = study
+        .runs
+        .iter()
+        .map(|(spec, r)| {
+            let c = &spec.config;
+            let direction = |s: &crate::link::ChannelStats| {
+                json!({"tx_packets": s.tx_packets, "qdisc_drops": s.qdisc_drops,
+                       "max_qdisc_packets": s.max_qdisc_packets,
+                       "utilisation": s.busy_ns as f64 / r.counters.end_time.max(1) as f64})
+            };
+            json!({
+                "family": spec.family, "scheduler": c.scheduler, "dscp": on_off(c.dscp),
+                "followers": c.followers, "bg_mbps": c.bg_mbps, "queue_packets": c.queue_packets,
+                "seed": c.seed, "events": r.counters.events, "simulated_s": r.counters.end_time as f64 / 1e9,
+                "peak_packets": r.counters.peak_packets, "wall_s": r.wall_s,
+                "bottleneck": {"a_to_b": direction(&r.bottleneck[0]), "b_to_a": direction(&r.bottleneck[1])},
+            })
+        })
+        .collect();
     json!({
         "tool": "bauxite sim",
         "families": study.families(),
@@ -209,6 +228,7 @@ pub fn summary_json(study: &StudyResult) -> Value {
         "queue_limits": study.config.queue_limits,
         "comparison": comparison,
         "classes": study.classes.iter().map(class_json).collect::<Vec<_>>(),
+        "run_details": runs,
     })
 }
 

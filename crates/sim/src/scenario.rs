@@ -320,6 +320,11 @@ impl ScenarioConfig {
 
     /// Builds the network and its applications (after [`ScenarioConfig::validate`]).
     pub fn build(&self) -> Result<Simulator, SimError> {
+        self.build_with_bottleneck().map(|(sim, _)| sim)
+    }
+
+    /// [`ScenarioConfig::build`], also returning the bottleneck's channel ids (A→B, B→A).
+    fn build_with_bottleneck(&self) -> Result<(Simulator, [u32; 2]), SimError> {
         self.validate()?;
         let mut topo = Topology::new();
         let orchestrator = topo.add_node("orchestrator");
@@ -339,7 +344,7 @@ impl ScenarioConfig {
         };
         topo.add_link(orchestrator, router_a, access, fifo(), fifo());
         topo.add_link(bg_a, router_a, access, fifo(), fifo());
-        topo.add_link(
+        let (a_to_b, b_to_a) = topo.add_link(
             router_a,
             router_b,
             self.bottleneck_link(),
@@ -357,42 +362,45 @@ impl ScenarioConfig {
         let stop = (self.duration_s * 1e9).round() as Nanos;
         let jitter = ms_to_ns(self.start_jitter_ms);
         let bg_offset = ms_to_ns(self.bg_start_offset_ms);
-        let mut add =
-            |sim: &mut Simulator, class: TrafficClass, src: u32, dst: u32, index: u32, payload, interval_ps, dscp| {
-                sim.add_app(UdpApp {
-                    src,
-                    dst,
-                    src_port: 49152u16.wrapping_add(index as u16),
-                    dst_port: class.port(),
-                    payload,
-                    dscp: if self.dscp { dscp } else { 0 },
-                    interval_ps,
-                    start: start + rng.below(jitter) + if class == TrafficClass::Background { bg_offset } else { 0 },
-                    stop,
-                    tag: class as u32,
-                });
-            };
-        let app = |c: &ClassSpec| (c.payload_bytes, UdpApp::interval_from_pps(c.pps), c.dscp);
+        // One packet train: (payload bytes, interval in ps, DSCP when marking is on).
+        type Train = (u32, u64, u8);
+        let mut add = |sim: &mut Simulator, class: TrafficClass, (src, dst, index): (u32, u32, u32), train: Train| {
+            let (payload, interval_ps, dscp) = train;
+            let offset = if class == TrafficClass::Background { bg_offset } else { 0 };
+            sim.add_app(UdpApp {
+                src,
+                dst,
+                src_port: 49152u16.wrapping_add(index as u16),
+                dst_port: class.port(),
+                payload,
+                dscp: if self.dscp { dscp } else { 0 },
+                interval_ps,
+                start: start + rng.below(jitter) + offset,
+                stop,
+                tag: class as u32,
+            });
+        };
+        let train = |c: &ClassSpec| (c.payload_bytes, UdpApp::interval_from_pps(c.pps), c.dscp);
+        // Draw order (and so each application's start offset) is fixed: control
+        // flows, then each follower's status, telemetry and bulk, then background.
         for (i, &f) in followers.iter().enumerate() {
-            let (payload, interval, dscp) = app(&self.control);
-            add(&mut sim, TrafficClass::Control, orchestrator, f, i as u32, payload, interval, dscp);
+            add(&mut sim, TrafficClass::Control, (orchestrator, f, i as u32), train(&self.control));
         }
         for (i, &f) in followers.iter().enumerate() {
             for class in [TrafficClass::Status, TrafficClass::Telemetry, TrafficClass::Bulk] {
-                let (payload, interval, dscp) = app(self.class(class).expect("application class"));
-                add(&mut sim, class, f, orchestrator, i as u32, payload, interval, dscp);
+                let spec = self.class(class).expect("an application class");
+                add(&mut sim, class, (f, orchestrator, i as u32), train(spec));
             }
         }
         if self.bg_flows > 0 {
             let per_flow = self.bg_mbps * 1e6 / self.bg_flows as f64;
-            let interval = UdpApp::interval_from_rate(self.bg_payload_bytes, per_flow);
+            let bg = (self.bg_payload_bytes, UdpApp::interval_from_rate(self.bg_payload_bytes, per_flow), 0);
             for j in 0..self.bg_flows {
-                add(&mut sim, TrafficClass::Background, bg_a, bg_b, j, self.bg_payload_bytes, interval, 0);
-                let index = self.bg_flows + j;
-                add(&mut sim, TrafficClass::Background, bg_b, bg_a, index, self.bg_payload_bytes, interval, 0);
+                add(&mut sim, TrafficClass::Background, (bg_a, bg_b, j), bg);
+                add(&mut sim, TrafficClass::Background, (bg_b, bg_a, self.bg_flows + j), bg);
             }
         }
-        Ok(sim)
+        Ok((sim, [a_to_b, b_to_a]))
     }
 }
 
@@ -413,16 +421,13 @@ pub struct ScenarioResult {
     pub wall_s: f64,
 }
 
-/// Channel index of the bottleneck's A→B direction (the third link added).
-const BOTTLENECK_AB: usize = 4;
-
 /// Validates, builds and runs one scenario to completion.
 pub fn run_scenario(config: &ScenarioConfig) -> Result<ScenarioResult, SimError> {
     let began = Instant::now();
-    let mut sim = config.build()?;
+    let (mut sim, [a_to_b, b_to_a]) = config.build_with_bottleneck()?;
     let counters = sim.run(None);
     let topo = sim.topology();
-    let bottleneck = [topo.channels[BOTTLENECK_AB].stats, topo.channels[BOTTLENECK_AB + 1].stats];
+    let bottleneck = [topo.channels[a_to_b as usize].stats, topo.channels[b_to_a as usize].stats];
     let names: Vec<String> = topo.nodes().iter().map(|n| n.name.clone()).collect();
     let monitor = sim.take_monitor();
     let flows: Vec<FlowRecord> = monitor
