@@ -186,6 +186,12 @@ pub struct AutoRatePolicy {
     /// The link counts as loaded when the achieved rate exceeds this fraction of the
     /// shaped rate; only a loaded link tells whether more rate is available.
     pub load_threshold: f64,
+    /// After a queue grew, the rate stays at or below the rate it grew at for this
+    /// long before probing upwards again. Probing past the link fills the modem's
+    /// FIFO, which delays critical traffic too; a link that recovers is found this
+    /// much later. Zero probes continuously (cake-autorate's behaviour).
+    #[serde(with = "duration_text")]
+    pub ceiling_hold: Duration,
 }
 
 impl Default for AutoRatePolicy {
@@ -201,6 +207,7 @@ impl Default for AutoRatePolicy {
             increase_factor: 1.005,
             decrease_holdoff: Duration::from_millis(300),
             load_threshold: 0.75,
+            ceiling_hold: Duration::from_secs(30),
         }
     }
 }
@@ -468,6 +475,7 @@ impl Profile {
             ),
             ("auto_rate.delay_threshold", self.auto_rate.delay_threshold, Duration::ZERO, Duration::from_secs(10)),
             ("auto_rate.decrease_holdoff", self.auto_rate.decrease_holdoff, Duration::ZERO, Duration::from_secs(60)),
+            ("auto_rate.ceiling_hold", self.auto_rate.ceiling_hold, Duration::ZERO, Duration::from_secs(3600)),
         ];
         for (key, value, min, max) in bounded {
             if value < min || value > max {

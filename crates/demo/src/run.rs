@@ -79,6 +79,13 @@ fn in_ns(ns: &Namespace, exe: &Path, args: &[&str]) -> Command {
     c
 }
 
+/// A log file in the trial's directory for a child's stderr, so the daemons' logs
+/// are kept with the run instead of interleaving with the demo's own output.
+fn log(dir: &Path, name: &str) -> Result<std::fs::File, DemoError> {
+    let path = dir.join(name);
+    std::fs::File::create(&path).map_err(|e| DemoError::Io(path.display().to_string(), e))
+}
+
 fn shaper_status(ns: &Namespace, exe: &Path) -> serde_json::Value {
     in_ns(ns, exe, &["status", "--iface", ROBOT_IFACE, "--json"])
         .output()
@@ -119,10 +126,13 @@ pub fn run_phase(
         std::fs::write(&config, serde_json::to_vec_pretty(&profile).expect("a profile serializes"))
             .map_err(|e| DemoError::Io(config.display().to_string(), e))?;
         if options.rate.is_none() {
-            let reflector = in_ns(&tb.base, &options.exe, &["reflect"]).spawn();
+            let reflector = in_ns(&tb.base, &options.exe, &["reflect"]).stderr(log(dir, "reflect.log")?).spawn();
             processes.push(Process(reflector.map_err(|e| DemoError::Io("starting bauxite reflect".into(), e))?));
         }
-        let up = in_ns(&tb.robot, &options.exe, &["up", "--iface", ROBOT_IFACE, "--config"]).arg(&config).spawn();
+        let up = in_ns(&tb.robot, &options.exe, &["up", "--iface", ROBOT_IFACE, "--config"])
+            .arg(&config)
+            .stderr(log(dir, "up.log")?)
+            .spawn();
         processes.push(Process(up.map_err(|e| DemoError::Io("starting bauxite up".into(), e))?));
         let deadline = Instant::now() + Duration::from_secs(20);
         while shaper_status(&tb.robot, &options.exe)["daemon"] != "running" {

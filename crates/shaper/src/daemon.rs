@@ -227,7 +227,7 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
                 .map_err(|e| ShaperError::Io(format!("starting rate probes to {addr}"), e))?;
             info!(iface, reflector = %addr, "rate: auto, probing the link");
             Some(AutoRate {
-                controller: RateController::new(&profile.auto_rate),
+                controller: RateController::new(&profile.auto_rate).with_headroom(profile.headroom),
                 samples: rx,
                 last_answer: Instant::now(),
             })
@@ -290,6 +290,13 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
                 auto.last_answer = Instant::now();
                 let at = Duration::from_nanos(sample.received_ns.saturating_sub(loop_start_ns));
                 new_rate = auto.controller.on_rtt(at, sample.rtt, achieved).or(new_rate);
+                tracing::debug!(
+                    t_ms = at.as_millis() as u64,
+                    rtt_us = sample.rtt.as_micros() as u64,
+                    achieved_bps = achieved.bps(),
+                    rate_bps = auto.controller.rate().bps(),
+                    "rate probe"
+                );
             }
             if auto.last_answer.elapsed() > silence {
                 new_rate = auto.controller.on_silence(now, achieved).or(new_rate);
