@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 
 mod progress;
 mod sim;
+mod sim_charts;
 
 #[derive(Parser)]
 #[command(name = "bauxite", version, about = "Keeps robots' control traffic fast when their network link saturates")]

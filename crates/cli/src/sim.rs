@@ -1,7 +1,6 @@
 //! `bauxite sim`: the scheduler simulator's command line (seed 003). Parsing and
 //! wiring only; the simulator, the study and the writers are in `bauxite-sim`.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -9,7 +8,6 @@ use bauxite_sim::output::{check_out_dir, write_outputs};
 use bauxite_sim::study::{Family, StudyConfig, default_start_jitter_ms};
 use bauxite_sim::{LimitMode, ScenarioConfig, Scheduler, StudyResult, run_study};
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// `bauxite sim` subcommands.
 #[derive(Subcommand, Debug)]
@@ -244,21 +242,14 @@ fn execute(study: &StudyConfig, out: &Path) -> Result<()> {
     // or anything is written.
     let total = study.plan()?.len();
     check_out_dir(out)?;
-    let bar = if std::io::stderr().is_terminal() && total > 1 {
-        ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr())
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{bar:30} {pos}/{len} runs {elapsed_precise} eta {eta} {msg}")
-            .expect("a valid template"),
-    );
+    let bar = crate::progress::bar(total as u64, "runs");
     let result: StudyResult = run_study(study, &|p| {
         bar.set_position(p.done as u64);
         bar.set_message(p.run.label());
     })?;
     bar.finish_and_clear();
     write_outputs(out, &result)?;
+    crate::sim_charts::write(out, &bauxite_sim::series::chart_data(&result))?;
     print!("{}", std::fs::read_to_string(out.join("summary.md"))?);
     println!(
         "\nsimulated {} events in {:.2} s: {:.2} M events/s ({} runs)",

@@ -12,7 +12,7 @@ fn bauxite(args: &[&str]) -> Output {
 }
 
 #[test]
-fn a_short_run_writes_the_four_files() {
+fn a_short_run_writes_its_tables_summaries_and_charts() {
     let out = out_dir("run");
     let _ = std::fs::remove_dir_all(&out);
     let run = bauxite(&[
@@ -46,6 +46,14 @@ fn a_short_run_writes_the_four_files() {
     assert!(summary["events_per_s"].as_f64().unwrap() > 0.0);
     assert_eq!(summary["comparison"][0]["scheduler"], "fq-codel");
     assert!(std::fs::read_to_string(out.join("summary.md")).unwrap().contains("| FQ-CoDel | off |"));
+    for chart in ["control_delay", "control_loss", "heatmap_delay", "heatmap_loss"] {
+        for ext in ["png", "svg"] {
+            let file = out.join(format!("{chart}.{ext}"));
+            assert!(file.metadata().is_ok_and(|m| m.len() > 0), "{} written", file.display());
+        }
+    }
+    let heat = std::fs::read_to_string(out.join("heatmap_delay.svg")).unwrap();
+    assert!(heat.contains("FQ-CoDel") && heat.contains("telemetry"), "the heatmap labels its rows and columns");
     std::fs::remove_dir_all(&out).unwrap();
 }
 

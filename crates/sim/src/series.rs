@@ -50,7 +50,7 @@ pub struct ChartData {
     pub control_delay: Vec<Bar>,
     /// Control loss per scheduler × DSCP at the comparison point (%).
     pub control_loss: Vec<Bar>,
-    /// Delay per scheduler × class, DSCP on, at the comparison point (ms).
+    /// Delay per scheduler × class at the comparison point, DSCP on where it ran (ms).
     pub heatmap_delay: Vec<Cell>,
     /// Loss per scheduler × class, DSCP on, at the comparison point (%).
     pub heatmap_loss: Vec<Cell>,
@@ -105,10 +105,12 @@ pub fn chart_data(study: &StudyResult) -> ChartData {
     let families = study.families();
     let compare = [Family::Compare, Family::Run].into_iter().find(|f| families.contains(f));
     let (control, dscp_on): (Vec<&ClassSummary>, Vec<&ClassSummary>) = match compare {
-        Some(family) => (
-            study.rows(family, TrafficClass::Control).collect(),
-            study.classes.iter().filter(|r| r.family == family && r.dscp).collect(),
-        ),
+        Some(family) => (study.rows(family, TrafficClass::Control).collect(), {
+            // DSCP on where both modes ran (the seed's heatmaps); a single
+            // DSCP-off run still gets its own.
+            let rows = || study.classes.iter().filter(move |r| r.family == family);
+            if rows().any(|r| r.dscp) { rows().filter(|r| r.dscp).collect() } else { rows().collect() }
+        }),
         None => (Vec::new(), Vec::new()),
     };
     ChartData {

@@ -143,7 +143,7 @@ impl Heatmap {
 
 /// A distinct, print-friendly colour per line or group.
 fn color(i: usize) -> RGBColor {
-    const COLORS: [RGBColor; 8] = [
+    const COLORS: [RGBColor; 12] = [
         RGBColor(0xd6, 0x27, 0x28),
         RGBColor(0x1f, 0x77, 0xb4),
         RGBColor(0x2c, 0xa0, 0x2c),
@@ -152,6 +152,10 @@ fn color(i: usize) -> RGBColor {
         RGBColor(0x8c, 0x56, 0x4b),
         RGBColor(0x17, 0xbe, 0xcf),
         RGBColor(0x7f, 0x7f, 0x7f),
+        RGBColor(0xbc, 0xbd, 0x22),
+        RGBColor(0xe3, 0x77, 0xc2),
+        RGBColor(0x00, 0x00, 0x00),
+        RGBColor(0x99, 0x66, 0x00),
     ];
     COLORS[i % COLORS.len()]
 }
@@ -231,13 +235,42 @@ impl Draw for LineChart {
         }
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(emptiest_corner(
+                self.series
+                    .iter()
+                    .flat_map(|s| s.points.iter())
+                    .map(|p| ((p.0 - x0) / (x1 - x0), (y(p.1) - y0) / (y1 - y0))),
+            ))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
             .label_font((FAMILY, 14))
             .draw()
             .map_err(err)
     }
+}
+
+/// Where the legend hides the fewest points, given points in plot coordinates
+/// scaled to 0..1 (x rightwards, y upwards).
+fn emptiest_corner(points: impl Iterator<Item = (f64, f64)>) -> SeriesLabelPosition {
+    // The legend covers roughly the outer 40 % × 45 % of a corner, or a band at mid-height.
+    let places = [
+        (SeriesLabelPosition::UpperLeft, 0.0..0.4, 0.55..1.01),
+        (SeriesLabelPosition::UpperRight, 0.6..1.01, 0.55..1.01),
+        (SeriesLabelPosition::MiddleRight, 0.6..1.01, 0.3..0.7),
+        (SeriesLabelPosition::MiddleLeft, 0.0..0.4, 0.3..0.7),
+        (SeriesLabelPosition::LowerRight, 0.6..1.01, 0.0..0.45),
+        (SeriesLabelPosition::LowerLeft, 0.0..0.4, 0.0..0.45),
+    ];
+    let mut counts = [0usize; 6];
+    for (x, y) in points {
+        for (i, (_, xs, ys)) in places.iter().enumerate() {
+            if xs.contains(&x) && ys.contains(&y) {
+                counts[i] += 1;
+            }
+        }
+    }
+    let best = (0..places.len()).min_by_key(|i| counts[*i]).expect("six places");
+    places.into_iter().nth(best).expect("in range").0
 }
 
 impl Draw for BarChart {

@@ -1,0 +1,132 @@
+//! `bauxite sim`'s charts: the simulator's chart series ([`bauxite_sim::series`])
+//! drawn with the shared chart module of `bauxite-telemetry`, PNG and SVG.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use bauxite_sim::series::{Bar, Cell, ChartData, Line};
+use bauxite_sim::study::Figure;
+use bauxite_sim::{Scheduler, TrafficClass};
+use bauxite_telemetry::chart::{BarChart, Heatmap, LineChart, Series};
+
+/// Schedulers in the order they first appear.
+fn schedulers(of: impl Iterator<Item = Scheduler>) -> Vec<Scheduler> {
+    let mut seen = Vec::new();
+    for s in of {
+        if !seen.contains(&s) {
+            seen.push(s);
+        }
+    }
+    seen
+}
+
+fn mean(f: &Figure) -> f64 {
+    f.mean.unwrap_or(f64::NAN)
+}
+
+/// Bars per scheduler, one group per DSCP mode.
+fn bars(title: &str, y_label: &str, bars: &[Bar]) -> BarChart {
+    let order = schedulers(bars.iter().map(|b| b.scheduler));
+    let group = |dscp: bool| {
+        let values = order
+            .iter()
+            .map(|s| bars.iter().find(|b| b.scheduler == *s && b.dscp == dscp).map_or(f64::NAN, |b| mean(&b.value)))
+            .collect();
+        (format!("DSCP {}", if dscp { "on" } else { "off" }), values)
+    };
+    BarChart {
+        title: title.into(),
+        y_label: y_label.into(),
+        categories: order.iter().map(|s| s.label().to_string()).collect(),
+        groups: vec![group(false), group(true)],
+    }
+}
+
+/// Schedulers down, classes across.
+fn heatmap(title: &str, unit: &str, cells: &[Cell]) -> Heatmap {
+    let rows = schedulers(cells.iter().map(|c| c.scheduler));
+    let classes = TrafficClass::ALL;
+    Heatmap {
+        title: title.into(),
+        rows: rows.iter().map(|s| s.label().to_string()).collect(),
+        columns: classes.iter().map(|c| c.name().to_string()).collect(),
+        values: rows
+            .iter()
+            .map(|s| {
+                classes
+                    .iter()
+                    .map(|c| {
+                        cells.iter().find(|x| x.scheduler == *s && x.class == *c).map_or(f64::NAN, |x| mean(&x.value))
+                    })
+                    .collect()
+            })
+            .collect(),
+        unit: unit.into(),
+    }
+}
+
+/// One line per scheduler × DSCP, with the 95 % interval as a band when several seeds ran.
+fn sweep(title: &str, x_label: &str, y_label: &str, lines: &[Line]) -> LineChart {
+    let series = lines
+        .iter()
+        .map(|l| {
+            let points: Vec<(f64, f64)> =
+                l.points.iter().filter(|(_, f)| f.mean.is_some()).map(|(x, f)| (*x, mean(f))).collect();
+            let band = l.points.iter().filter_map(|(x, f)| Some((*x, f.mean? - f.ci95?, f.mean? + f.ci95?))).collect();
+            Series { name: format!("{} DSCP {}", l.scheduler.label(), if l.dscp { "on" } else { "off" }), points, band }
+        })
+        .collect();
+    LineChart { title: title.into(), x_label: x_label.into(), y_label: y_label.into(), series, ..LineChart::default() }
+}
+
+/// Writes every chart the data has series for into `dir`; returns the files.
+pub fn write(dir: &Path, data: &ChartData) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    if !data.control_delay.is_empty() {
+        files.extend(
+            bars("Control delay per scheduler", "mean delay (ms)", &data.control_delay)
+                .write(&dir.join("control_delay"))?,
+        );
+        files.extend(
+            bars("Control loss per scheduler", "loss (%)", &data.control_loss).write(&dir.join("control_loss"))?,
+        );
+    }
+    if !data.heatmap_delay.is_empty() {
+        files.extend(
+            heatmap("Delay per class (ms; DSCP on where both modes ran)", "ms", &data.heatmap_delay)
+                .write(&dir.join("heatmap_delay"))?,
+        );
+        files.extend(
+            heatmap("Loss per class (%; DSCP on where both modes ran)", "%", &data.heatmap_loss)
+                .write(&dir.join("heatmap_loss"))?,
+        );
+        let jain = "Jain fairness per class";
+        files.extend(
+            heatmap(&format!("{jain}: throughput"), "", &data.fairness_throughput)
+                .write(&dir.join("fairness_throughput"))?,
+        );
+        files.extend(
+            heatmap(&format!("{jain}: inverse delay"), "", &data.fairness_inverse_delay)
+                .write(&dir.join("fairness_inverse_delay"))?,
+        );
+    }
+    let sweeps = [
+        ("load", "background load per direction (Mbit/s)", &data.load_delay, &data.load_loss),
+        ("followers", "followers", &data.followers_delay, &data.followers_loss),
+        ("queue", "queue limit (packets)", &data.queue_delay, &data.queue_loss),
+    ];
+    for (name, x_label, delay, loss) in sweeps {
+        if delay.is_empty() {
+            continue;
+        }
+        files.extend(
+            sweep(&format!("Control delay: {name} sweep"), x_label, "mean delay (ms)", delay)
+                .write(&dir.join(format!("{name}_sweep_delay")))?,
+        );
+        files.extend(
+            sweep(&format!("Control loss: {name} sweep"), x_label, "loss (%)", loss)
+                .write(&dir.join(format!("{name}_sweep_loss")))?,
+        );
+    }
+    Ok(files)
+}
