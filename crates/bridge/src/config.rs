@@ -1,0 +1,830 @@
+//! The bridge's YAML configuration: topics and their QoS, subscribers and overrides, classifier
+//! thresholds, rates, supervisor limits, diagnostics and telemetry.
+//!
+//! Every constant of the seed is a default here and every one can be changed. Unknown keys and
+//! bad values are errors that name the file, the line and the key ([`ConfigError`] from
+//! `bauxite-core`); values are checked while they are parsed (so the YAML parser's position is
+//! the value's), relations between values afterwards. Nothing is started from a file that fails.
+//!
+//! ```yaml
+//! dds: {domain_id: 0, interfaces: [127.0.0.1]}
+//! topics:
+//!   - {name: /scan, type: sensor_msgs/msg/LaserScan}      # → rt/scan/critical, rt/scan/noncritical
+//! subscribers:
+//!   - {name: slow_nav, topics: [/scan]}
+//!   - {name: logger, override: noncritical}
+//! classifier: {demote_rtt: 50ms, promote_rtt: 35ms}
+//! policy: {noncritical_hz: 10, degraded_hz: 3}
+//! ```
+
+use std::fmt;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Duration;
+
+use bauxite_core::ConfigError;
+use bauxite_core::units::{deserialize_from_str, duration_text};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// The whole file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BridgeConfig {
+    /// The DDS domain and network.
+    #[serde(default)]
+    pub dds: DdsConfig,
+    /// The input topics; each gets a critical and a noncritical output.
+    pub topics: Vec<TopicConfig>,
+    /// Known subscribers (probe responder names), with optional overrides.
+    #[serde(default)]
+    pub subscribers: Vec<SubscriberConfig>,
+    /// Probe-based health classification.
+    #[serde(default)]
+    pub classifier: ClassifierConfig,
+    /// Rates, queues and stale-sample dropping.
+    #[serde(default)]
+    pub policy: PolicyConfig,
+    /// The safety supervisor's limits.
+    #[serde(default)]
+    pub supervisor: SupervisorConfig,
+    /// The diagnostics topic.
+    #[serde(default)]
+    pub diagnostics: DiagnosticsConfig,
+    /// Logs and recordings.
+    #[serde(default)]
+    pub telemetry: TelemetryConfig,
+}
+
+/// Which DDS domain, over which interfaces.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DdsConfig {
+    /// The DDS domain (ROS 2's `ROS_DOMAIN_ID`).
+    #[serde(default)]
+    pub domain_id: u16,
+    /// Restrict discovery and multicast to the interfaces with these addresses (all when absent).
+    /// `[127.0.0.1]` keeps everything on this host.
+    #[serde(default)]
+    pub interfaces: Option<Vec<IpAddr>>,
+}
+
+/// DDS reliability, as a reader or writer asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reliability {
+    /// Retransmit until acknowledged.
+    Reliable,
+    /// Send once.
+    BestEffort,
+}
+
+/// One input topic and its two outputs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopicConfig {
+    /// The input topic (a ROS 2 name such as `/scan`, or a DDS name when `ros2` is false).
+    #[serde(deserialize_with = "topic_name")]
+    pub name: String,
+    /// Its type (`sensor_msgs/msg/LaserScan`, or the DDS type name when `ros2` is false).
+    #[serde(rename = "type", deserialize_with = "type_name")]
+    pub type_name: String,
+    /// Map names and types with ROS 2's conventions (`/scan` → `rt/scan`,
+    /// `pkg/msg/T` → `pkg::msg::dds_::T_`).
+    #[serde(default = "yes")]
+    pub ros2: bool,
+    /// The critical (RELIABLE) output; `<name>/critical` by default.
+    #[serde(default, deserialize_with = "some_topic_name", skip_serializing_if = "Option::is_none")]
+    pub critical: Option<String>,
+    /// The noncritical (BEST_EFFORT) output; `<name>/noncritical` by default.
+    #[serde(default, deserialize_with = "some_topic_name", skip_serializing_if = "Option::is_none")]
+    pub noncritical: Option<String>,
+    /// QoS of the three DDS entities.
+    #[serde(default)]
+    pub qos: TopicQos,
+}
+
+/// QoS of a topic's reader and writers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopicQos {
+    /// The input reader's reliability. A RELIABLE reader matches only RELIABLE publishers;
+    /// a BEST_EFFORT one matches both.
+    #[serde(default = "reliable")]
+    pub input: Reliability,
+    /// KEEP_LAST depth of the reader and both writers.
+    #[serde(default = "ten", deserialize_with = "at_least_one")]
+    pub depth: usize,
+    /// Unacknowledged samples the critical writer may hold before a write blocks
+    /// (RustDDS sizes a RELIABLE writer's window from RESOURCE_LIMITS, not from the depth).
+    #[serde(default = "thirty_two", deserialize_with = "at_least_one")]
+    pub critical_window: usize,
+    /// How long one critical write may block on a full window before it is retried.
+    #[serde(default = "twenty_ms", with = "duration_text")]
+    pub critical_blocking: Duration,
+}
+
+impl Default for TopicQos {
+    fn default() -> Self {
+        Self { input: Reliability::Reliable, depth: 10, critical_window: 32, critical_blocking: twenty_ms() }
+    }
+}
+
+impl TopicConfig {
+    /// The DDS topic name of `name` under this topic's naming convention.
+    fn dds(&self, name: &str) -> String {
+        if self.ros2 { ros2_topic(name) } else { name.to_string() }
+    }
+
+    /// The input's DDS topic name.
+    pub fn dds_input(&self) -> String {
+        self.dds(&self.name)
+    }
+
+    /// The critical output's name (as configured, before DDS mapping).
+    pub fn critical_name(&self) -> String {
+        self.critical.clone().unwrap_or_else(|| format!("{}/critical", self.name.trim_end_matches('/')))
+    }
+
+    /// The noncritical output's name (as configured, before DDS mapping).
+    pub fn noncritical_name(&self) -> String {
+        self.noncritical.clone().unwrap_or_else(|| format!("{}/noncritical", self.name.trim_end_matches('/')))
+    }
+
+    /// The critical output's DDS topic name.
+    pub fn dds_critical(&self) -> String {
+        self.dds(&self.critical_name())
+    }
+
+    /// The noncritical output's DDS topic name.
+    pub fn dds_noncritical(&self) -> String {
+        self.dds(&self.noncritical_name())
+    }
+
+    /// The DDS type name, shared by the input and both outputs.
+    pub fn dds_type(&self) -> String {
+        if self.ros2 { ros2_type(&self.type_name) } else { self.type_name.clone() }
+    }
+}
+
+/// ROS 2's DDS name of a topic: `/scan` and `scan` become `rt/scan`.
+pub fn ros2_topic(name: &str) -> String {
+    format!("rt/{}", name.trim_start_matches('/'))
+}
+
+/// ROS 2's DDS name of a message type: `sensor_msgs/msg/LaserScan` becomes
+/// `sensor_msgs::msg::dds_::LaserScan_`.
+pub fn ros2_type(name: &str) -> String {
+    match name.rsplit_once('/') {
+        Some((scope, leaf)) => format!("{}::dds_::{leaf}_", scope.replace('/', "::")),
+        None => name.to_string(),
+    }
+}
+
+/// A manual classification that wins over probes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Override {
+    /// Always CRITICAL (healthy, normal noncritical rate).
+    Critical,
+    /// Always NONCRITICAL (degraded rate).
+    Noncritical,
+}
+
+/// A subscriber the bridge knows by its probe responder's name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubscriberConfig {
+    /// The name its probe responder answers with.
+    pub name: String,
+    /// A fixed state instead of the probes' verdict.
+    #[serde(default, rename = "override")]
+    pub override_state: Option<Override>,
+    /// The input topics whose noncritical output it reads (all when absent).
+    #[serde(default)]
+    pub topics: Option<Vec<String>>,
+}
+
+/// The classifier's constants (seed 004, section III-C); defaults are the seed's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClassifierConfig {
+    /// Send probes and classify; off, every subscriber stays UNKNOWN (the seed's ablation).
+    pub enabled: bool,
+    /// The probe topic (BEST_EFFORT); a ROS 2 name, `rt/` is added.
+    #[serde(deserialize_with = "topic_name")]
+    pub probe_topic: String,
+    /// The topic probe responders answer on.
+    #[serde(deserialize_with = "topic_name")]
+    pub reply_topic: String,
+    /// Probes per second.
+    #[serde(deserialize_with = "positive")]
+    pub probe_rate_hz: f64,
+    /// At most this many resolved probes per subscriber count.
+    #[serde(deserialize_with = "at_least_one")]
+    pub window_samples: usize,
+    /// ...and only those sent within this long.
+    #[serde(with = "duration_text")]
+    pub window: Duration,
+    /// How often subscribers are evaluated. The seed does not say; 1 s makes three consecutive
+    /// evaluations span 3 s, well inside its ~20 s detection and recovery.
+    #[serde(with = "duration_text")]
+    pub evaluate_every: Duration,
+    /// A probe unanswered for this long is lost.
+    #[serde(with = "duration_text")]
+    pub reply_timeout: Duration,
+    /// Fewer resolved probes than this give no verdict.
+    #[serde(deserialize_with = "at_least_one")]
+    pub min_samples: usize,
+    /// Demote when the mean RTT is above this...
+    #[serde(with = "duration_text")]
+    pub demote_rtt: Duration,
+    /// ...or the loss is above this (percent).
+    #[serde(deserialize_with = "percent")]
+    pub demote_loss_pct: f64,
+    /// Promote only when the mean RTT is below this...
+    #[serde(with = "duration_text")]
+    pub promote_rtt: Duration,
+    /// ...and the loss below this (percent).
+    #[serde(deserialize_with = "percent")]
+    pub promote_loss_pct: f64,
+    /// Consecutive evaluations needed for either move.
+    #[serde(deserialize_with = "at_least_one_u32")]
+    pub consecutive: u32,
+    /// Let UNKNOWN stand (treated as degraded); false treats UNKNOWN as CRITICAL.
+    pub allow_unknown_state: bool,
+}
+
+impl Default for ClassifierConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            probe_topic: "/bauxite/probe".into(),
+            reply_topic: "/bauxite/probe_reply".into(),
+            probe_rate_hz: 5.0,
+            window_samples: 50,
+            window: Duration::from_secs(10),
+            evaluate_every: Duration::from_secs(1),
+            reply_timeout: Duration::from_secs(1),
+            min_samples: 10,
+            demote_rtt: Duration::from_millis(50),
+            demote_loss_pct: 1.5,
+            promote_rtt: Duration::from_millis(35),
+            promote_loss_pct: 0.5,
+            consecutive: 3,
+            allow_unknown_state: false,
+        }
+    }
+}
+
+/// Rates, queues and stale dropping; defaults are the seed's rates.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolicyConfig {
+    /// The noncritical path's rate while its subscribers are healthy.
+    #[serde(deserialize_with = "positive")]
+    pub noncritical_hz: f64,
+    /// ...and while any of them is degraded.
+    #[serde(deserialize_with = "positive")]
+    pub degraded_hz: f64,
+    /// Token-bucket depth in samples (more than one, or jittery input loses rate).
+    #[serde(deserialize_with = "at_least_one_f64")]
+    pub burst: f64,
+    /// Noncritical samples older than this when their turn comes are dropped.
+    #[serde(with = "duration_text")]
+    pub max_age: Duration,
+    /// The critical writer's queue (drop-oldest).
+    #[serde(deserialize_with = "at_least_one")]
+    pub critical_queue: usize,
+    /// The noncritical writer's queue (drop-oldest).
+    #[serde(deserialize_with = "at_least_one")]
+    pub noncritical_queue: usize,
+    /// EMERGENCY stops the critical path too (the seed's "stop all forwarding").
+    pub emergency_stops_critical: bool,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        Self {
+            noncritical_hz: 10.0,
+            degraded_hz: 3.0,
+            burst: 2.0,
+            max_age: Duration::from_millis(500),
+            critical_queue: 64,
+            noncritical_queue: 8,
+            emergency_stops_critical: true,
+        }
+    }
+}
+
+/// Limits that move the supervisor up a mode: reaching any one counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    /// Fill of the fullest queue, 0–1.
+    #[serde(deserialize_with = "fraction")]
+    pub queue_fill: f64,
+    /// Callback lag.
+    #[serde(with = "duration_text")]
+    pub lag: Duration,
+    /// Errors within the error window.
+    pub errors: u64,
+}
+
+/// Limits the bridge must stay at or under for `hold` to step down from DEGRADED.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecoverLimits {
+    /// Fill of the fullest queue, 0–1.
+    #[serde(deserialize_with = "fraction")]
+    pub queue_fill: f64,
+    /// Callback lag.
+    #[serde(with = "duration_text")]
+    pub lag: Duration,
+    /// Errors within the error window.
+    pub errors: u64,
+    /// How long the calm must last.
+    #[serde(with = "duration_text")]
+    pub hold: Duration,
+}
+
+/// Limits that, held for `after`, mean extreme failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EmergencyLimits {
+    /// Fill of the fullest queue, 0–1.
+    #[serde(deserialize_with = "fraction")]
+    pub queue_fill: f64,
+    /// Callback lag.
+    #[serde(with = "duration_text")]
+    pub lag: Duration,
+    /// Errors within the error window.
+    pub errors: u64,
+    /// How long without a break.
+    #[serde(with = "duration_text")]
+    pub after: Duration,
+}
+
+impl EmergencyLimits {
+    /// The three limits without the duration.
+    pub fn limits(&self) -> Limits {
+        Limits { queue_fill: self.queue_fill, lag: self.lag, errors: self.errors }
+    }
+}
+
+/// The safety supervisor's tick and limits (the seed gives no numbers; these are ours).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SupervisorConfig {
+    /// How often vital signs are taken.
+    #[serde(with = "duration_text")]
+    pub tick: Duration,
+    /// Errors are summed over this long.
+    #[serde(with = "duration_text")]
+    pub error_window: Duration,
+    /// NORMAL → DEGRADED.
+    pub degrade: Limits,
+    /// DEGRADED → NORMAL (and EMERGENCY → DEGRADED uses `degrade` with this hold).
+    pub recover: RecoverLimits,
+    /// → EMERGENCY.
+    pub emergency: EmergencyLimits,
+}
+
+impl Default for SupervisorConfig {
+    fn default() -> Self {
+        Self {
+            tick: Duration::from_millis(100),
+            error_window: Duration::from_secs(1),
+            degrade: Limits { queue_fill: 0.5, lag: Duration::from_millis(100), errors: 5 },
+            recover: RecoverLimits {
+                queue_fill: 0.2,
+                lag: Duration::from_millis(20),
+                errors: 0,
+                hold: Duration::from_secs(5),
+            },
+            emergency: EmergencyLimits {
+                queue_fill: 1.0,
+                lag: Duration::from_secs(2),
+                errors: 100,
+                after: Duration::from_secs(3),
+            },
+        }
+    }
+}
+
+/// Where the bridge reports itself (a `diagnostic_msgs/DiagnosticArray`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DiagnosticsConfig {
+    /// Publish at all.
+    pub enabled: bool,
+    /// The ROS 2 topic (`rt/` is added).
+    #[serde(deserialize_with = "topic_name")]
+    pub topic: String,
+    /// How often (and at every mode change).
+    #[serde(with = "duration_text")]
+    pub period: Duration,
+}
+
+impl Default for DiagnosticsConfig {
+    fn default() -> Self {
+        Self { enabled: true, topic: "/diagnostics".into(), period: Duration::from_secs(1) }
+    }
+}
+
+/// Status logs and the MCAP recording.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TelemetryConfig {
+    /// A status line per topic this often.
+    #[serde(with = "duration_text")]
+    pub status_every: Duration,
+    /// Record classifier, path and supervisor telemetry to this MCAP file.
+    pub record: Option<PathBuf>,
+}
+
+impl Default for TelemetryConfig {
+    fn default() -> Self {
+        Self { status_every: Duration::from_secs(5), record: None }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+fn reliable() -> Reliability {
+    Reliability::Reliable
+}
+fn ten() -> usize {
+    10
+}
+fn thirty_two() -> usize {
+    32
+}
+fn twenty_ms() -> Duration {
+    Duration::from_millis(20)
+}
+
+/// A number checked while it is parsed, so a bad one is reported at its own line.
+struct Checked<const KIND: u8>(f64);
+
+const POSITIVE: u8 = 0;
+const FRACTION: u8 = 1;
+const PERCENT: u8 = 2;
+const AT_LEAST_ONE: u8 = 3;
+
+impl<const KIND: u8> FromStr for Checked<KIND> {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let v: f64 = s.trim().parse().map_err(|_| format!("`{s}` is not a number"))?;
+        let (ok, want) = match KIND {
+            POSITIVE => (v > 0.0, "greater than 0"),
+            FRACTION => ((0.0..=1.0).contains(&v), "between 0 and 1"),
+            PERCENT => ((0.0..=100.0).contains(&v), "a percentage between 0 and 100"),
+            _ => (v >= 1.0, "at least 1"),
+        };
+        if ok && v.is_finite() { Ok(Self(v)) } else { Err(format!("`{s}` must be {want}")) }
+    }
+}
+
+fn positive<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    deserialize_from_str::<D, Checked<POSITIVE>>(d).map(|c| c.0)
+}
+fn fraction<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    deserialize_from_str::<D, Checked<FRACTION>>(d).map(|c| c.0)
+}
+fn percent<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    deserialize_from_str::<D, Checked<PERCENT>>(d).map(|c| c.0)
+}
+fn at_least_one_f64<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    deserialize_from_str::<D, Checked<AT_LEAST_ONE>>(d).map(|c| c.0)
+}
+fn at_least_one<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    let v = deserialize_from_str::<D, Checked<AT_LEAST_ONE>>(d)?.0;
+    if v.fract() != 0.0 || v > u32::MAX as f64 {
+        return Err(serde::de::Error::custom(format!("`{v}` must be a whole number")));
+    }
+    Ok(v as usize)
+}
+fn at_least_one_u32<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    at_least_one(d).map(|v| v as u32)
+}
+
+/// A topic name: non-empty, no whitespace, no empty segment, no trailing `/`.
+struct TopicName(String);
+
+impl FromStr for TopicName {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let body = s.strip_prefix('/').unwrap_or(s);
+        if body.is_empty() || body.ends_with('/') || body.contains("//") || s.chars().any(char::is_whitespace) {
+            return Err(format!("`{s}` is not a topic name (like `/scan` or `/robot/scan`)"));
+        }
+        Ok(Self(s.to_string()))
+    }
+}
+
+fn topic_name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    deserialize_from_str::<D, TopicName>(d).map(|t| t.0)
+}
+fn some_topic_name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    topic_name(d).map(Some)
+}
+
+/// A type name: `pkg/msg/Type` (ROS 2) or any non-empty DDS name.
+struct TypeName(String);
+
+impl FromStr for TypeName {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.is_empty() || s.chars().any(char::is_whitespace) {
+            return Err(format!("`{s}` is not a type name (like `sensor_msgs/msg/LaserScan`)"));
+        }
+        Ok(Self(s.to_string()))
+    }
+}
+
+fn type_name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    deserialize_from_str::<D, TypeName>(d).map(|t| t.0)
+}
+
+/// A relation between values that does not hold; located in the text afterwards.
+struct Invalid {
+    key: String,
+    /// Text on the offending line, to find it.
+    needle: String,
+    message: String,
+}
+
+impl Invalid {
+    fn new(key: impl Into<String>, needle: impl Into<String>, message: impl fmt::Display) -> Self {
+        Self { key: key.into(), needle: needle.into(), message: message.to_string() }
+    }
+}
+
+impl BridgeConfig {
+    /// Checks what single values cannot: names, references and the order of thresholds.
+    fn check(&self) -> Result<(), Invalid> {
+        if self.topics.is_empty() {
+            return Err(Invalid::new("topics", "topics:", "at least one topic is needed"));
+        }
+        let mut dds_names = std::collections::BTreeSet::new();
+        dds_names.insert(ros2_topic(&self.classifier.probe_topic));
+        dds_names.insert(ros2_topic(&self.classifier.reply_topic));
+        dds_names.insert(ros2_topic(&self.diagnostics.topic));
+        for (i, t) in self.topics.iter().enumerate() {
+            if t.ros2 && !t.type_name.contains('/') {
+                return Err(Invalid::new(
+                    format!("topics[{i}].type"),
+                    &t.type_name,
+                    format!("`{}` is not a ROS 2 type (`pkg/msg/Type`); set `ros2: false` for DDS names", t.type_name),
+                ));
+            }
+            for (what, name, dds) in [
+                ("name", t.name.clone(), t.dds_input()),
+                ("critical", t.critical_name(), t.dds_critical()),
+                ("noncritical", t.noncritical_name(), t.dds_noncritical()),
+            ] {
+                if !dds_names.insert(dds.clone()) {
+                    let needle = if what == "name" { t.name.clone() } else { format!("{what}:") };
+                    return Err(Invalid::new(
+                        format!("topics[{i}].{what}"),
+                        needle,
+                        format!("`{name}` ({dds}) is used twice"),
+                    ));
+                }
+            }
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for (i, s) in self.subscribers.iter().enumerate() {
+            if !names.insert(&s.name) {
+                return Err(Invalid::new(
+                    format!("subscribers[{i}].name"),
+                    &s.name,
+                    format!("subscriber `{}` is listed twice", s.name),
+                ));
+            }
+            for topic in s.topics.iter().flatten() {
+                if !self.topics.iter().any(|t| &t.name == topic) {
+                    return Err(Invalid::new(
+                        format!("subscribers[{i}].topics"),
+                        topic,
+                        format!("`{topic}` is not one of the bridged topics"),
+                    ));
+                }
+            }
+        }
+        let c = &self.classifier;
+        if c.promote_rtt > c.demote_rtt {
+            return Err(Invalid::new("classifier.promote_rtt", "promote_rtt:", "must not exceed demote_rtt"));
+        }
+        if c.promote_loss_pct > c.demote_loss_pct {
+            return Err(Invalid::new(
+                "classifier.promote_loss_pct",
+                "promote_loss_pct:",
+                "must not exceed demote_loss_pct",
+            ));
+        }
+        if c.min_samples > c.window_samples {
+            return Err(Invalid::new("classifier.min_samples", "min_samples:", "must not exceed window_samples"));
+        }
+        if self.policy.degraded_hz > self.policy.noncritical_hz {
+            return Err(Invalid::new("policy.degraded_hz", "degraded_hz:", "must not exceed noncritical_hz"));
+        }
+        let s = &self.supervisor;
+        let ordered = |a: &Limits, b: &Limits| a.queue_fill <= b.queue_fill && a.lag <= b.lag && a.errors <= b.errors;
+        let recover = Limits { queue_fill: s.recover.queue_fill, lag: s.recover.lag, errors: s.recover.errors };
+        if !ordered(&recover, &s.degrade) {
+            return Err(Invalid::new(
+                "supervisor.recover",
+                "recover:",
+                "each recover limit must be ≤ its degrade limit",
+            ));
+        }
+        if !ordered(&s.degrade, &s.emergency.limits()) {
+            return Err(Invalid::new(
+                "supervisor.emergency",
+                "emergency:",
+                "each emergency limit must be ≥ its degrade limit",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The subscribers configured for `topic` (those without a topic list read every topic).
+    pub fn subscribers_of<'a>(&'a self, topic: &'a str) -> impl Iterator<Item = &'a SubscriberConfig> + 'a {
+        self.subscribers.iter().filter(move |s| s.topics.as_ref().is_none_or(|ts| ts.iter().any(|t| t == topic)))
+    }
+}
+
+/// Reads and checks a bridge config file.
+pub fn load(path: &Path) -> Result<BridgeConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+        file: path.to_path_buf(),
+        line: None,
+        key: None,
+        message: format!("cannot read: {e}"),
+    })?;
+    parse(&text, path)
+}
+
+/// Parses and checks bridge config YAML; `file` is only used in errors.
+pub fn parse(text: &str, file: &Path) -> Result<BridgeConfig, ConfigError> {
+    let config: BridgeConfig = serde_yaml_ng::from_str(text).map_err(|e| yaml_error(&e, file))?;
+    config.check().map_err(|e| ConfigError {
+        file: file.to_path_buf(),
+        line: line_of(text, &e.key, &e.needle),
+        key: Some(e.key),
+        message: e.message,
+    })?;
+    Ok(config)
+}
+
+/// The parser's error as file:line: `key`: message.
+///
+/// serde_yaml_ng writes `path.to.key: message at line L column C`; an unknown field's key is
+/// inside the message. (bauxite-core splits its profile errors the same way, privately.)
+fn yaml_error(e: &serde_yaml_ng::Error, file: &Path) -> ConfigError {
+    let full = e.to_string();
+    let message = full.split(" at line ").next().unwrap_or(&full).to_string();
+    let (path, message) = match message.split_once(": ") {
+        Some((k, m)) if !k.contains(' ') => (Some(k.to_string()), m.to_string()),
+        _ => (None, message),
+    };
+    // An unknown key is named inside the message; the path is that of its parent.
+    let unknown = message.split("unknown field `").nth(1).and_then(|r| r.split('`').next());
+    let key = match (path, unknown) {
+        (Some(p), Some(u)) => Some(format!("{p}.{u}")),
+        (None, Some(u)) => Some(u.to_string()),
+        (p, None) => p,
+    };
+    ConfigError { file: file.to_path_buf(), line: e.location().map(|l| l.line()), key, message }
+}
+
+/// The line of a relational error: the first line below the key's top-level section holding
+/// `needle`.
+fn line_of(text: &str, key: &str, needle: &str) -> Option<usize> {
+    let top = key.split(['.', '[']).next()?;
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().position(|l| l.starts_with(&format!("{top}:")))?;
+    let index: Option<usize> = key.split_once('[').and_then(|(_, r)| r.split(']').next()).and_then(|i| i.parse().ok());
+    // In a list, start the search at the n-th item.
+    let mut from = start;
+    if let Some(n) = index {
+        let items: Vec<usize> =
+            (start + 1..lines.len()).filter(|&i| lines[i].trim_start().starts_with("- ")).take(n + 1).collect();
+        if let Some(&i) = items.get(n) {
+            from = i;
+        }
+    }
+    (from..lines.len()).find(|&i| lines[i].contains(needle)).or(Some(start)).map(|i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "\
+dds: {domain_id: 3, interfaces: [127.0.0.1]}
+topics:
+  - name: /scan
+    type: sensor_msgs/msg/LaserScan
+  - {name: /odom, type: nav_msgs/msg/Odometry, critical: /odom_safe}
+subscribers:
+  - {name: slow_nav, topics: [/scan]}
+  - {name: logger, override: noncritical}
+classifier:
+  demote_rtt: 60ms
+policy:
+  degraded_hz: 2
+";
+
+    fn parse_text(text: &str) -> Result<BridgeConfig, ConfigError> {
+        parse(text, Path::new("bridge.yaml"))
+    }
+
+    #[test]
+    fn a_good_file_loads_with_the_seeds_defaults() {
+        let c = parse_text(GOOD).unwrap();
+        assert_eq!(c.dds.domain_id, 3);
+        assert_eq!(c.topics[0].dds_input(), "rt/scan");
+        assert_eq!(c.topics[0].dds_critical(), "rt/scan/critical");
+        assert_eq!(c.topics[0].dds_noncritical(), "rt/scan/noncritical");
+        assert_eq!(c.topics[0].dds_type(), "sensor_msgs::msg::dds_::LaserScan_");
+        assert_eq!(c.topics[1].dds_critical(), "rt/odom_safe");
+        assert_eq!(c.classifier.demote_rtt, Duration::from_millis(60));
+        assert_eq!(c.classifier.promote_rtt, Duration::from_millis(35));
+        assert_eq!(c.policy.degraded_hz, 2.0);
+        assert_eq!(c.policy.noncritical_hz, 10.0);
+        assert_eq!(c.subscribers[1].override_state, Some(Override::Noncritical));
+        assert_eq!(c.subscribers_of("/scan").count(), 2);
+        assert_eq!(c.subscribers_of("/odom").map(|s| s.name.as_str()).collect::<Vec<_>>(), ["logger"]);
+    }
+
+    #[test]
+    fn dds_names_pass_through_when_not_ros2() {
+        let c = parse_text("topics:\n  - {name: Square, type: ShapeType, ros2: false}\n").unwrap();
+        assert_eq!(c.topics[0].dds_input(), "Square");
+        assert_eq!(c.topics[0].dds_critical(), "Square/critical");
+        assert_eq!(c.topics[0].dds_type(), "ShapeType");
+    }
+
+    #[test]
+    fn an_unknown_key_names_file_line_and_key() {
+        let e = parse_text(&GOOD.replace("  demote_rtt: 60ms", "  demote_rtt: 60ms\n  colour: blue")).unwrap_err();
+        assert_eq!(e.line, Some(11), "{e}");
+        assert_eq!(e.key.as_deref(), Some("classifier.colour"), "{e}");
+        assert!(e.to_string().starts_with("bridge.yaml:11"), "{e}");
+        let e = parse_text(&format!("{GOOD}colour: blue\n")).unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(13), Some("colour")), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_their_line_and_key() {
+        let e = parse_text(&GOOD.replace("demote_rtt: 60ms", "demote_rtt: soon")).unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(10), Some("classifier.demote_rtt")), "{e}");
+        let e = parse_text(&GOOD.replace("degraded_hz: 2", "degraded_hz: -2")).unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(12), Some("policy.degraded_hz")), "{e}");
+        assert!(e.message.contains("greater than 0"), "{e}");
+        let e = parse_text(&GOOD.replace("override: noncritical", "override: sometimes")).unwrap_err();
+        assert_eq!(e.line, Some(8), "{e}");
+        let e = parse_text(&GOOD.replace("name: /scan", "name: /scan/")).unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(3), Some("topics[0].name")), "{e}");
+        let text = format!("{GOOD}supervisor:\n  degrade: {{queue_fill: 1.5, lag: 1s, errors: 3}}\n");
+        let e = parse_text(&text).unwrap_err();
+        assert_eq!(e.line, Some(14), "{e}");
+        assert!(e.message.contains("between 0 and 1"), "{e}");
+    }
+
+    #[test]
+    fn relations_between_values_are_checked_and_located() {
+        let e = parse_text(&GOOD.replace("topics: [/scan]", "topics: [/lidar]")).unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(7), Some("subscribers[0].topics")), "{e}");
+        let e = parse_text(&GOOD.replace("demote_rtt: 60ms", "promote_rtt: 80ms")).unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(10), Some("classifier.promote_rtt")), "{e}");
+        let e = parse_text(&GOOD.replace("degraded_hz: 2", "degraded_hz: 20")).unwrap_err();
+        assert_eq!(e.line, Some(12), "{e}");
+        let e = parse_text(&GOOD.replace("critical: /odom_safe", "critical: /scan/noncritical")).unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(5), Some("topics[1].critical")), "{e}");
+        let e = parse_text(&GOOD.replace("name: logger", "name: slow_nav")).unwrap_err();
+        assert_eq!(e.line, Some(8), "{e}");
+        let e = parse_text("topics: []\n").unwrap_err();
+        assert_eq!(e.line, Some(1), "{e}");
+        let e = parse_text("topics:\n  - {name: /scan, type: LaserScan}\n").unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(2), Some("topics[0].type")), "{e}");
+    }
+
+    #[test]
+    fn a_missing_required_key_is_named() {
+        let e = parse_text("topics:\n  - {name: /scan}\n").unwrap_err();
+        assert!(e.message.contains("type"), "{e}");
+        assert_eq!(e.line, Some(2), "{e}");
+    }
+
+    #[test]
+    fn defaults_round_trip_through_yaml() {
+        let c = parse_text(GOOD).unwrap();
+        let text = serde_yaml_ng::to_string(&c).unwrap();
+        assert_eq!(parse_text(&text).unwrap(), c, "{text}");
+    }
+}

@@ -1,0 +1,63 @@
+//! The DDS participant and the QoS of the bridge's readers and writers, in one place.
+
+use std::time::Duration;
+
+use rustdds::policy::{Durability, History, Reliability as DdsReliability, ResourceLimits};
+use rustdds::{DomainParticipant, DomainParticipantBuilder, QosPolicies, QosPolicyBuilder};
+
+use crate::config::{DdsConfig, Reliability};
+
+/// Why a DDS entity could not be created.
+#[derive(Debug, thiserror::Error)]
+#[error("DDS: cannot create {what}: {reason}")]
+pub struct DdsError {
+    /// The entity (`participant`, `reader for rt/scan`, ...).
+    pub what: String,
+    /// RustDDS's explanation.
+    pub reason: String,
+}
+
+impl DdsError {
+    /// An error creating `what`.
+    pub fn new(what: impl Into<String>, reason: impl std::fmt::Display) -> Self {
+        Self { what: what.into(), reason: reason.to_string() }
+    }
+}
+
+/// A participant in the configured domain, on the configured interfaces only.
+pub fn participant(config: &DdsConfig) -> Result<DomainParticipant, DdsError> {
+    let mut builder = DomainParticipantBuilder::new(config.domain_id);
+    if let Some(addrs) = &config.interfaces {
+        builder = builder.with_only_networks(addrs.iter().copied());
+    }
+    builder.build().map_err(|e| DdsError::new("participant", e))
+}
+
+fn base(depth: usize) -> QosPolicyBuilder {
+    QosPolicyBuilder::new()
+        .durability(Durability::Volatile)
+        .history(History::KeepLast { depth: depth.min(i32::MAX as usize) as i32 })
+}
+
+/// A reader asking for `reliability`.
+pub fn reader_qos(reliability: Reliability, depth: usize) -> QosPolicies {
+    match reliability {
+        Reliability::Reliable => base(depth).reliable(rustdds::Duration::ZERO).build(),
+        Reliability::BestEffort => base(depth).best_effort().build(),
+    }
+}
+
+/// The critical writer: RELIABLE, with `window` unacknowledged samples before a write blocks
+/// (RustDDS takes that from RESOURCE_LIMITS.max_samples), blocking at most `blocking` each time.
+pub fn critical_writer_qos(depth: usize, window: usize, blocking: Duration) -> QosPolicies {
+    let window = window.min(i32::MAX as usize) as i32;
+    base(depth)
+        .reliability(DdsReliability::Reliable { max_blocking_time: rustdds::Duration::from_std(blocking) })
+        .resource_limits(ResourceLimits { max_samples: window, max_instances: 1, max_samples_per_instance: window })
+        .build()
+}
+
+/// A BEST_EFFORT writer: never waits for anyone.
+pub fn best_effort_qos(depth: usize) -> QosPolicies {
+    base(depth).best_effort().build()
+}

@@ -1,0 +1,440 @@
+//! Forwarding one topic: a reader thread and two writer threads joined by drop-oldest queues.
+//!
+//! ```text
+//!            ┌─ critical queue ──► critical writer thread ──► <out>/critical   (RELIABLE)
+//! reader ────┤
+//!            └─ token bucket ─► noncritical queue ─► noncritical writer ─► <out>/noncritical (BEST_EFFORT)
+//! ```
+//!
+//! The reader only takes samples and hands them on: it never waits for a writer, so a slow or
+//! dead subscriber cannot backpressure the publisher through the bridge. It serves the critical
+//! queue first. The critical writer may block (RELIABLE, a full window) for at most
+//! `critical_blocking` per attempt; it retries the same sample while the queue has room and
+//! gives it up (drop-oldest, as the queue would) once newer samples have filled it. The
+//! noncritical writer never blocks and drops samples older than `max_age` instead of sending
+//! them late. What each path may forward is the policy's [`Decision`], set by the control loop.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use futures::StreamExt;
+use rustdds::dds::WriteError;
+use rustdds::{DataWriterStatus, DomainParticipant, StatusEvented, Timestamp, TopicKind};
+use serde::Serialize;
+
+use crate::config::{PolicyConfig, TopicConfig};
+use crate::dds::{self, DdsError};
+use crate::limiter::TokenBucket;
+use crate::policy::Decision;
+use crate::queue::DropOldest;
+use crate::raw::{self, RawAdapter, RawSample, RawWriter};
+use crate::{Clock, Nanos};
+
+/// A sample on its way, with the source's timestamp to pass on.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    /// The serialized sample.
+    pub raw: RawSample,
+    /// The publisher's source timestamp, forwarded unchanged.
+    pub source_timestamp: Option<Timestamp>,
+}
+
+/// Counters of one output path; read by the control loop.
+#[derive(Debug, Default)]
+pub struct PathStats {
+    /// Samples written.
+    pub forwarded: AtomicU64,
+    /// Samples refused by the rate limiter.
+    pub rate_limited: AtomicU64,
+    /// Samples not forwarded because the policy suspended the path.
+    pub suspended: AtomicU64,
+    /// Samples older than `max_age` when their turn came.
+    pub stale: AtomicU64,
+    /// Samples given up after their write blocked and newer ones filled the queue.
+    pub abandoned: AtomicU64,
+    /// Writes that failed or timed out (each blocked attempt counts).
+    pub errors: AtomicU64,
+    /// Readers matched to this path's writer.
+    pub matched: AtomicUsize,
+    /// Longest arrival-to-written time since the supervisor last looked (ns).
+    pub max_lag: AtomicU64,
+    /// When the sample now being written arrived (ns on the bridge clock, 0 if none).
+    pub in_flight_since: AtomicU64,
+    latencies_us: Mutex<Vec<u32>>,
+}
+
+/// At most this many latencies are kept between two reports (a few seconds at high rates).
+const MAX_LATENCIES: usize = 200_000;
+
+impl PathStats {
+    fn record_written(&self, latency: Nanos) {
+        self.forwarded.fetch_add(1, Ordering::Relaxed);
+        self.max_lag.fetch_max(latency, Ordering::Relaxed);
+        let mut l = self.latencies();
+        if l.len() < MAX_LATENCIES {
+            l.push((latency / 1_000).min(u64::from(u32::MAX)) as u32);
+        }
+    }
+
+    fn latencies(&self) -> MutexGuard<'_, Vec<u32>> {
+        self.latencies_us.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes the latencies (µs) recorded since the last call.
+    pub fn take_latencies(&self) -> Vec<u32> {
+        std::mem::take(&mut *self.latencies())
+    }
+}
+
+/// What the control loop and the threads of one topic share.
+#[derive(Debug)]
+pub struct TopicShared {
+    /// The topic as configured (the input's ROS 2 or DDS name).
+    pub name: String,
+    /// Samples taken from the input.
+    pub received: AtomicU64,
+    /// Samples the reader could not take.
+    pub read_errors: AtomicU64,
+    /// The critical path.
+    pub critical: PathStats,
+    /// The noncritical path.
+    pub noncritical: PathStats,
+    /// The critical writer's queue.
+    pub critical_queue: DropOldest<Sample>,
+    /// The noncritical writer's queue.
+    pub noncritical_queue: DropOldest<Sample>,
+    critical_on: AtomicBool,
+    /// The noncritical rate in mHz; 0 means suspended.
+    noncritical_mhz: AtomicU64,
+    stop: AtomicBool,
+}
+
+impl TopicShared {
+    fn new(name: &str, policy: &PolicyConfig) -> Self {
+        Self {
+            name: name.to_string(),
+            received: AtomicU64::new(0),
+            read_errors: AtomicU64::new(0),
+            critical: PathStats::default(),
+            noncritical: PathStats::default(),
+            critical_queue: DropOldest::new(policy.critical_queue),
+            noncritical_queue: DropOldest::new(policy.noncritical_queue),
+            critical_on: AtomicBool::new(true),
+            noncritical_mhz: AtomicU64::new((policy.noncritical_hz * 1e3).round() as u64),
+            stop: AtomicBool::new(false),
+        }
+    }
+
+    /// Applies a policy decision from now on.
+    pub fn set_decision(&self, d: Decision) {
+        self.critical_on.store(d.critical, Ordering::Relaxed);
+        let mhz = d.noncritical_hz.map_or(0, |hz| ((hz * 1e3).round() as u64).max(1));
+        self.noncritical_mhz.store(mhz, Ordering::Relaxed);
+    }
+
+    /// The decision in force.
+    pub fn decision(&self) -> Decision {
+        let mhz = self.noncritical_mhz.load(Ordering::Relaxed);
+        Decision {
+            critical: self.critical_on.load(Ordering::Relaxed),
+            noncritical_hz: (mhz > 0).then(|| mhz as f64 / 1e3),
+        }
+    }
+
+    /// The longest any sample of this topic has waited, in flight or queued, at `now`.
+    pub fn lag(&self, now: Nanos) -> Nanos {
+        let in_flight = |p: &PathStats| match p.in_flight_since.load(Ordering::Relaxed) {
+            0 => 0,
+            since => now.saturating_sub(since),
+        };
+        [
+            self.critical.max_lag.swap(0, Ordering::Relaxed),
+            self.noncritical.max_lag.swap(0, Ordering::Relaxed),
+            in_flight(&self.critical),
+            in_flight(&self.noncritical),
+            self.critical_queue.oldest_wait(now),
+            self.noncritical_queue.oldest_wait(now),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0)
+    }
+
+    /// The fuller of the two queues, 0–1.
+    pub fn queue_fill(&self) -> f64 {
+        self.critical_queue.fill().max(self.noncritical_queue.fill())
+    }
+
+    /// Errors so far (reads and both writers).
+    pub fn errors(&self) -> u64 {
+        self.read_errors.load(Ordering::Relaxed)
+            + self.critical.errors.load(Ordering::Relaxed)
+            + self.noncritical.errors.load(Ordering::Relaxed)
+    }
+}
+
+/// The DDS topic names a forwarder uses, for logs and reports.
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
+pub struct TopicNames {
+    /// The input.
+    pub input: String,
+    /// The critical output.
+    pub critical: String,
+    /// The noncritical output.
+    pub noncritical: String,
+    /// The DDS type.
+    pub type_name: String,
+}
+
+/// One topic's running threads.
+pub struct Forwarder {
+    /// Shared counters and controls.
+    pub shared: Arc<TopicShared>,
+    /// The DDS names.
+    pub names: TopicNames,
+    stop_reader: Option<futures::channel::oneshot::Sender<()>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Forwarder {
+    /// Creates the reader and both writers (all at start-up) and starts their threads.
+    pub fn start(
+        participant: &DomainParticipant,
+        topic: &TopicConfig,
+        policy: &PolicyConfig,
+        clock: Clock,
+    ) -> Result<Self, DdsError> {
+        let names = TopicNames {
+            input: topic.dds_input(),
+            critical: topic.dds_critical(),
+            noncritical: topic.dds_noncritical(),
+            type_name: topic.dds_type(),
+        };
+        let q = &topic.qos;
+        let dds_topic = |name: &str| {
+            participant
+                .create_topic(
+                    name.to_string(),
+                    names.type_name.clone(),
+                    &dds::reader_qos(q.input, q.depth),
+                    TopicKind::NoKey,
+                )
+                .map_err(|e| DdsError::new(format!("topic {name}"), e))
+        };
+        let subscriber = participant
+            .create_subscriber(&rustdds::QosPolicyBuilder::new().build())
+            .map_err(|e| DdsError::new("subscriber", e))?;
+        let publisher = participant
+            .create_publisher(&rustdds::QosPolicyBuilder::new().build())
+            .map_err(|e| DdsError::new("publisher", e))?;
+        let reader = subscriber
+            .create_datareader_no_key::<RawSample, RawAdapter>(
+                &dds_topic(&names.input)?,
+                Some(dds::reader_qos(q.input, q.depth)),
+            )
+            .map_err(|e| DdsError::new(format!("reader for {}", names.input), e))?;
+        let critical = publisher
+            .create_datawriter_no_key::<RawSample, RawAdapter>(
+                &dds_topic(&names.critical)?,
+                Some(dds::critical_writer_qos(q.depth, q.critical_window, q.critical_blocking)),
+            )
+            .map_err(|e| DdsError::new(format!("writer for {}", names.critical), e))?;
+        let noncritical = publisher
+            .create_datawriter_no_key::<RawSample, RawAdapter>(
+                &dds_topic(&names.noncritical)?,
+                Some(dds::best_effort_qos(q.depth)),
+            )
+            .map_err(|e| DdsError::new(format!("writer for {}", names.noncritical), e))?;
+
+        let shared = Arc::new(TopicShared::new(&topic.name, policy));
+        let (stop_tx, stop_rx) = futures::channel::oneshot::channel();
+        let spawn = |what: &str, f: Box<dyn FnOnce() + Send>| {
+            std::thread::Builder::new()
+                .name(format!("bx-{what}"))
+                .spawn(f)
+                .map_err(|e| DdsError::new(format!("{what} thread"), e))
+        };
+        let threads = vec![
+            spawn("crit", {
+                let (shared, names) = (shared.clone(), names.clone());
+                Box::new(move || critical_loop(critical, &shared, &names.critical, clock))
+            })?,
+            spawn("noncrit", {
+                let (shared, names, max_age) = (shared.clone(), names.clone(), policy.max_age);
+                Box::new(move || noncritical_loop(noncritical, &shared, &names.noncritical, max_age, clock))
+            })?,
+            spawn("read", {
+                let (shared, policy) = (shared.clone(), policy.clone());
+                Box::new(move || reader_loop(reader, &shared, &policy, clock, stop_rx))
+            })?,
+        ];
+        Ok(Self { shared, names, stop_reader: Some(stop_tx), threads })
+    }
+
+    /// Stops the threads and waits for them.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        self.shared.stop.store(true, Ordering::Relaxed);
+        if let Some(tx) = self.stop_reader.take() {
+            let _ = tx.send(());
+        }
+        self.shared.critical_queue.close();
+        self.shared.noncritical_queue.close();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Forwarder {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+fn reader_loop(
+    reader: raw::RawReader,
+    shared: &TopicShared,
+    policy: &PolicyConfig,
+    clock: Clock,
+    stop: futures::channel::oneshot::Receiver<()>,
+) {
+    let mut samples = reader.async_sample_stream();
+    let mut stop = stop;
+    let mut limiter = TokenBucket::new(policy.noncritical_hz, policy.burst);
+    futures::executor::block_on(async {
+        loop {
+            let next = futures::select! {
+                s = samples.select_next_some() => s,
+                _ = stop => return,
+            };
+            let now = clock.now();
+            let sample = match next {
+                Ok(s) => Sample { source_timestamp: s.sample_info().source_timestamp(), raw: s.into_value() },
+                Err(e) => {
+                    shared.read_errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(topic = %shared.name, "read error: {e}");
+                    continue;
+                }
+            };
+            shared.received.fetch_add(1, Ordering::Relaxed);
+            let decision = shared.decision();
+            match decision.noncritical_hz {
+                Some(hz) => {
+                    if limiter.rate_hz() != hz {
+                        limiter.set_rate(hz, now);
+                    }
+                    // Critical first: the noncritical copy is queued after it.
+                    if decision.critical {
+                        shared.critical_queue.push(sample.clone(), now);
+                    } else {
+                        shared.critical.suspended.fetch_add(1, Ordering::Relaxed);
+                    }
+                    if limiter.admit(now) {
+                        shared.noncritical_queue.push(sample, now);
+                    } else {
+                        shared.noncritical.rate_limited.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+                None => {
+                    shared.noncritical.suspended.fetch_add(1, Ordering::Relaxed);
+                    if decision.critical {
+                        shared.critical_queue.push(sample, now);
+                    } else {
+                        shared.critical.suspended.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// How often a writer thread with nothing to write refreshes its matched-reader count.
+const IDLE_POLL: Duration = Duration::from_millis(200);
+
+fn update_matched(writer: &RawWriter, stats: &PathStats, topic: &str, last_check: &mut Nanos, now: Nanos) {
+    if now.saturating_sub(*last_check) < IDLE_POLL.as_nanos() as Nanos {
+        return;
+    }
+    *last_check = now;
+    // RustDDS reports matches as status events (its matched-subscriptions call is a stub).
+    while let Some(status) = writer.try_recv_status() {
+        if let DataWriterStatus::PublicationMatched { current, .. } = status {
+            let n = current.count().max(0) as usize;
+            stats.matched.store(n, Ordering::Relaxed);
+            tracing::info!(topic, readers = n, "{topic}: {n} matched reader(s)");
+        }
+    }
+}
+
+fn critical_loop(writer: RawWriter, shared: &TopicShared, topic: &str, clock: Clock) {
+    let stats = &shared.critical;
+    let mut last_check = 0;
+    while !shared.stop.load(Ordering::Relaxed) {
+        update_matched(&writer, stats, topic, &mut last_check, clock.now());
+        let Some(queued) = shared.critical_queue.pop(IDLE_POLL) else { continue };
+        stats.in_flight_since.store(queued.received.max(1), Ordering::Relaxed);
+        let Sample { mut raw, source_timestamp } = queued.item;
+        loop {
+            match raw::write(&writer, raw, source_timestamp) {
+                Ok(()) => {
+                    stats.record_written(clock.now().saturating_sub(queued.received));
+                    break;
+                }
+                Err(WriteError::WouldBlock { data }) => {
+                    // The window is full: a reader is slow or gone. Retry while the queue has
+                    // room; once newer samples fill it, this oldest one goes, as drop-oldest says.
+                    stats.errors.fetch_add(1, Ordering::Relaxed);
+                    let give_up = shared.stop.load(Ordering::Relaxed)
+                        || !shared.decision().critical
+                        || shared.critical_queue.is_full();
+                    if give_up {
+                        stats.abandoned.fetch_add(1, Ordering::Relaxed);
+                        break;
+                    }
+                    update_matched(&writer, stats, topic, &mut last_check, clock.now());
+                    raw = data;
+                }
+                Err(e) => {
+                    stats.errors.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(topic, "write failed: {e}");
+                    break;
+                }
+            }
+        }
+        stats.in_flight_since.store(0, Ordering::Relaxed);
+    }
+}
+
+fn noncritical_loop(writer: RawWriter, shared: &TopicShared, topic: &str, max_age: Duration, clock: Clock) {
+    let stats = &shared.noncritical;
+    let mut last_check = 0;
+    let max_age = max_age.as_nanos() as Nanos;
+    while !shared.stop.load(Ordering::Relaxed) {
+        update_matched(&writer, stats, topic, &mut last_check, clock.now());
+        let Some(queued) = shared.noncritical_queue.pop(IDLE_POLL) else { continue };
+        if clock.now().saturating_sub(queued.received) > max_age {
+            stats.stale.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        if shared.decision().noncritical_hz.is_none() {
+            stats.suspended.fetch_add(1, Ordering::Relaxed);
+            continue;
+        }
+        stats.in_flight_since.store(queued.received.max(1), Ordering::Relaxed);
+        match raw::write(&writer, queued.item.raw, queued.item.source_timestamp) {
+            Ok(()) => stats.record_written(clock.now().saturating_sub(queued.received)),
+            Err(e) => {
+                stats.errors.fetch_add(1, Ordering::Relaxed);
+                tracing::debug!(topic, "write failed: {e}");
+            }
+        }
+        stats.in_flight_since.store(0, Ordering::Relaxed);
+    }
+}
