@@ -38,6 +38,8 @@ fn a_short_demo_writes_its_results_and_shows_the_difference() {
     assert!(plain > 100.0, "the standard stack buries critical traffic: {plain} ms");
     assert!(shaped < 1.5, "Bauxite keeps it fast: {shaped} ms");
     assert_eq!(protected["critical_loss_pct"], 0.0);
+    let from_drop = protected["critical_latency_from_drop_ms"]["p99"].as_f64().unwrap();
+    assert!(from_drop < 2.0, "with the rate known, protected from the drop itself: p99 {from_drop} ms");
     for name in [
         "summary.md",
         "telemetry.json",

@@ -133,6 +133,12 @@ fn markdown(options: &DemoOptions, standard: &[PhaseData], protected: &[PhaseDat
         let _ =
             writeln!(out, "| {label} | {} | {} |", ms(&s.critical_latency_ms, key), ms(&p.critical_latency_ms, key));
     }
+    let _ = writeln!(
+        out,
+        "| Critical latency from the drop itself, p99 | {} | {} |",
+        ms(&s.critical_latency_from_drop_ms, "p99"),
+        ms(&p.critical_latency_from_drop_ms, "p99")
+    );
     for (label, key) in [("Correction update delay, mean", "mean"), ("Correction update delay, p99", "p99")] {
         let _ = writeln!(out, "| {label} | {} | {} |", ms(&s.update_delay_ms, key), ms(&p.update_delay_ms, key));
     }
