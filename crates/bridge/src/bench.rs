@@ -1,1 +1,501 @@
-//! The benchmark (to come).
+//! The figures the seed did not measure: the bridge's added latency against a direct
+//! subscription, its forwarding capacity, and its CPU and memory at 30 Hz LaserScan.
+//!
+//! The bridge runs as its own process (`bauxite bridge --config`), as it would in use, so its
+//! CPU time and memory are read from `/proc/<pid>` alone. Publisher and subscribers are RustDDS
+//! participants in this process, talking to each other and to the bridge over loopback UDP.
+//! Every sample carries its sequence number and its send time (this process's monotonic clock)
+//! in its first 16 bytes, so latency is receive time minus send time on one clock.
+//!
+//! 1. **Latency and overhead**: LaserScan-sized samples (1081 ranges and intensities, 8 704
+//!    bytes, a common 270° lidar) at 30 Hz; a RELIABLE subscriber on the input topic (direct)
+//!    and one on the bridge's critical output, at the same time; p50/p99 of each and of the
+//!    difference. The bridge's CPU (user + system time over wall time) and resident memory over
+//!    the same run.
+//! 2. **Capacity**: for each size, the publisher writes back to back (RELIABLE, so RustDDS's own
+//!    flow control paces it) and a critical subscriber counts what arrives through the bridge per
+//!    second; then the same publisher straight to a subscriber, for the ceiling RustDDS itself
+//!    sets on this machine.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use rustdds::bytes::Bytes;
+use rustdds::{DataWriterStatus, DomainParticipant, RepresentationIdentifier, StatusEvented, TopicKind};
+use serde::Serialize;
+
+use crate::config::{DdsConfig, Reliability};
+use crate::raw::{RawAdapter, RawReader, RawSample, RawWriter};
+use crate::{BridgeError, Clock, Nanos, dds};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct BenchOptions {
+    /// The `bauxite` binary (the bridge is started from it).
+    pub exe: PathBuf,
+    /// Where `summary.json`, `summary.md`, `bridge.yaml` and `bridge.log` go.
+    pub out: PathBuf,
+    /// Length of the 30 Hz latency and overhead run.
+    pub latency_duration: Duration,
+    /// Length of each capacity run.
+    pub capacity_duration: Duration,
+    /// Sample sizes of the capacity runs, bytes.
+    pub sizes: Vec<usize>,
+    /// The DDS domain.
+    pub domain_id: u16,
+}
+
+/// Latency percentiles, ms.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Latency {
+    /// Samples received.
+    pub samples: usize,
+    /// Samples published but not received.
+    pub lost: usize,
+    /// Median.
+    pub p50_ms: f64,
+    /// 99th percentile.
+    pub p99_ms: f64,
+    /// Maximum.
+    pub max_ms: f64,
+}
+
+/// Phase 1's figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct LatencyReport {
+    /// Publish rate.
+    pub rate_hz: f64,
+    /// Sample size, bytes.
+    pub size_bytes: usize,
+    /// Seconds measured.
+    pub seconds: f64,
+    /// A subscriber on the input topic.
+    pub direct: Latency,
+    /// A subscriber on the critical output.
+    pub bridged: Latency,
+    /// Bridged minus direct, per sample received by both: p50.
+    pub added_p50_ms: f64,
+    /// ...and p99.
+    pub added_p99_ms: f64,
+    /// The bridge's CPU time over wall time, percent of one core.
+    pub bridge_cpu_pct: f64,
+    /// The bridge's resident memory at the end, MiB.
+    pub bridge_rss_mib: f64,
+    /// Its peak resident memory, MiB.
+    pub bridge_peak_rss_mib: f64,
+}
+
+/// One capacity run.
+#[derive(Debug, Clone, Serialize)]
+pub struct CapacityRow {
+    /// Sample size, bytes.
+    pub size_bytes: usize,
+    /// Samples per second the publisher got out to the bridge.
+    pub offered_per_s: f64,
+    /// Samples per second a critical subscriber received through the bridge.
+    pub bridged_per_s: f64,
+    /// The same in Mbit/s of payload.
+    pub bridged_mbit_s: f64,
+    /// Share of the offered samples the bridge dropped (drop-oldest), percent.
+    pub bridged_loss_pct: f64,
+    /// Samples per second straight from publisher to subscriber (no bridge).
+    pub direct_per_s: f64,
+    /// The bridge's CPU over the run, percent of one core.
+    pub bridge_cpu_pct: f64,
+}
+
+/// Everything measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct BenchReport {
+    /// Phase 1.
+    pub latency: LatencyReport,
+    /// Phase 2, per size.
+    pub capacity: Vec<CapacityRow>,
+    /// Cores of the machine.
+    pub cores: usize,
+}
+
+impl BenchReport {
+    /// The report as Markdown tables.
+    pub fn markdown(&self) -> String {
+        let l = &self.latency;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "## Bridge latency at {:.0} Hz, {} B samples ({:.0} s)\n\n| path | samples | lost | p50 (ms) | p99 (ms) | max (ms) |\n|---|---:|---:|---:|---:|---:|",
+            l.rate_hz, l.size_bytes, l.seconds
+        );
+        for (name, x) in [("direct subscription", &l.direct), ("through the bridge (critical)", &l.bridged)] {
+            let _ = writeln!(
+                s,
+                "| {name} | {} | {} | {:.3} | {:.3} | {:.3} |",
+                x.samples, x.lost, x.p50_ms, x.p99_ms, x.max_ms
+            );
+        }
+        let _ = writeln!(
+            s,
+            "\nAdded by the bridge: p50 {:.3} ms, p99 {:.3} ms. Bridge process: CPU {:.1} % of one core, RSS {:.1} MiB (peak {:.1} MiB).\n",
+            l.added_p50_ms, l.added_p99_ms, l.bridge_cpu_pct, l.bridge_rss_mib, l.bridge_peak_rss_mib
+        );
+        let _ = writeln!(
+            s,
+            "## Forwarding capacity ({} cores)\n\n| size | offered (samples/s) | through the bridge (samples/s) | Mbit/s | dropped | direct, no bridge (samples/s) | bridge CPU |\n|---:|---:|---:|---:|---:|---:|---:|",
+            self.cores
+        );
+        for c in &self.capacity {
+            let _ = writeln!(
+                s,
+                "| {} B | {:.0} | {:.0} | {:.1} | {:.1} % | {:.0} | {:.0} % |",
+                c.size_bytes,
+                c.offered_per_s,
+                c.bridged_per_s,
+                c.bridged_mbit_s,
+                c.bridged_loss_pct,
+                c.direct_per_s,
+                c.bridge_cpu_pct
+            );
+        }
+        s
+    }
+}
+
+/// 1081 float32 ranges and intensities plus header fields: a LaserScan from a 270° lidar.
+pub const SCAN_BYTES: usize = 8704;
+const BENCH_TYPE: &str = "bauxite_msgs::msg::dds_::BenchSample_";
+
+fn io(what: &str, e: impl std::fmt::Display) -> BridgeError {
+    BridgeError::Io(format!("{what}: {e}"))
+}
+
+/// Runs the benchmark and writes its files.
+pub fn run(options: &BenchOptions) -> Result<BenchReport, BridgeError> {
+    std::fs::create_dir_all(&options.out).map_err(|e| io("creating the output directory", e))?;
+    let dds_config =
+        DdsConfig { domain_id: options.domain_id, interfaces: Some(vec!["127.0.0.1".parse().expect("ip")]) };
+    let config_path = options.out.join("bridge.yaml");
+    let mut config = format!(
+        "dds: {{domain_id: {}, interfaces: [127.0.0.1]}}\ntopics:\n  - {{name: /bench/scan, type: bauxite_msgs/msg/BenchSample}}\n",
+        options.domain_id
+    );
+    for &size in &options.sizes {
+        let _ = writeln!(config, "  - {{name: /bench/cap{size}, type: bauxite_msgs/msg/BenchSample}}");
+    }
+    config.push_str("classifier: {enabled: false}\ndiagnostics: {enabled: false}\n");
+    std::fs::write(&config_path, &config).map_err(|e| io("writing bridge.yaml", e))?;
+    crate::config::load(&config_path)?;
+
+    let log = std::fs::File::create(options.out.join("bridge.log")).map_err(|e| io("creating bridge.log", e))?;
+    let child = Command::new(&options.exe)
+        .args(["bridge", "--config"])
+        .arg(&config_path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .map_err(|e| io("starting the bridge", e))?;
+    let mut bridge = ChildGuard(child);
+    let pid = bridge.0.id();
+
+    let clock = Clock::new();
+    let publisher = dds::participant(&dds_config)?;
+    let subscriber = dds::participant(&dds_config)?;
+
+    let latency = latency_run(options, &publisher, &subscriber, clock, pid)?;
+    let mut capacity = Vec::new();
+    for &size in &options.sizes {
+        capacity.push(capacity_run(options, &publisher, &subscriber, clock, pid, size)?);
+    }
+    if let Ok(Some(status)) = bridge.0.try_wait() {
+        return Err(io("the bridge", format!("exited during the benchmark ({status}); see bridge.log")));
+    }
+    drop(bridge);
+    let report = BenchReport {
+        latency,
+        capacity,
+        cores: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+    };
+    let json = serde_json::to_string_pretty(&report).map_err(|e| io("encoding summary.json", e))?;
+    std::fs::write(options.out.join("summary.json"), json).map_err(|e| io("writing summary.json", e))?;
+    std::fs::write(options.out.join("summary.md"), report.markdown()).map_err(|e| io("writing summary.md", e))?;
+    Ok(report)
+}
+
+/// Kills the bridge when the benchmark ends, however it ends.
+struct ChildGuard(Child);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        // SIGTERM first, so the bridge shuts down cleanly; then make sure.
+        let _ = Command::new("kill").arg("-TERM").arg(self.0.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.0.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// User + system CPU time of a process, and its resident and peak memory (bytes).
+fn proc_usage(pid: u32) -> Option<(Duration, u64, u64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
+    let rest = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // USER_HZ is 100 on every Linux architecture Bauxite runs on.
+    let cpu = Duration::from_millis(ticks * 10);
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kib = |key: &str| {
+        status.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+    };
+    Some((cpu, kib("VmRSS:")? * 1024, kib("VmHWM:")? * 1024))
+}
+
+fn raw_topic(p: &DomainParticipant, name: &str) -> Result<rustdds::Topic, BridgeError> {
+    let qos = dds::reader_qos(Reliability::Reliable, 10);
+    Ok(p.create_topic(name.to_string(), BENCH_TYPE.to_string(), &qos, TopicKind::NoKey)
+        .map_err(|e| dds::DdsError::new(format!("topic {name}"), e))?)
+}
+
+fn bench_writer(p: &DomainParticipant, name: &str, window: usize) -> Result<RawWriter, BridgeError> {
+    let topic = raw_topic(p, name)?;
+    let qos = dds::critical_writer_qos(64, window, Duration::from_secs(1));
+    Ok(p.create_publisher(&qos)
+        .and_then(|pb| pb.create_datawriter_no_key::<RawSample, RawAdapter>(&topic, Some(qos)))
+        .map_err(|e| dds::DdsError::new(format!("writer for {name}"), e))?)
+}
+
+fn bench_reader(p: &DomainParticipant, name: &str) -> Result<RawReader, BridgeError> {
+    let topic = raw_topic(p, name)?;
+    let qos = dds::reader_qos(Reliability::Reliable, 64);
+    Ok(p.create_subscriber(&qos)
+        .and_then(|s| s.create_datareader_no_key::<RawSample, RawAdapter>(&topic, Some(qos)))
+        .map_err(|e| dds::DdsError::new(format!("reader for {name}"), e))?)
+}
+
+/// (sequence, latency) of every sample a receiver got.
+type Arrivals = Arc<Mutex<Vec<(u64, Nanos)>>>;
+
+/// A thread taking samples and noting their sequence number and latency.
+struct Receiver {
+    arrivals: Arrivals,
+    stop: Option<futures::channel::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Receiver {
+    fn start(reader: RawReader, clock: Clock) -> Self {
+        let arrivals: Arrivals = Arc::default();
+        let (tx, mut rx) = futures::channel::oneshot::channel::<()>();
+        let sink = arrivals.clone();
+        let thread = std::thread::spawn(move || {
+            let mut stream = reader.async_sample_stream();
+            futures::executor::block_on(async {
+                loop {
+                    let s = futures::select! {
+                        s = stream.select_next_some() => s,
+                        _ = rx => return,
+                    };
+                    let now = clock.now();
+                    if let Ok(s) = s {
+                        let p = &s.value().payload;
+                        if p.len() >= 16 {
+                            let seq = u64::from_le_bytes(p[0..8].try_into().expect("8 bytes"));
+                            let sent = u64::from_le_bytes(p[8..16].try_into().expect("8 bytes"));
+                            sink.lock().unwrap_or_else(|e| e.into_inner()).push((seq, now.saturating_sub(sent)));
+                        }
+                    }
+                }
+            })
+        });
+        Self { arrivals, stop: Some(tx), thread: Some(thread) }
+    }
+
+    fn take(&self) -> Vec<(u64, Nanos)> {
+        std::mem::take(&mut *self.arrivals.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    fn count(&self) -> usize {
+        self.arrivals.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        if let Some(tx) = self.stop.take() {
+            let _ = tx.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn sample(seq: u64, size: usize, clock: Clock) -> RawSample {
+    let mut bytes = vec![0u8; size.max(16)];
+    bytes[0..8].copy_from_slice(&seq.to_le_bytes());
+    bytes[8..16].copy_from_slice(&clock.now().to_le_bytes());
+    RawSample { representation: RepresentationIdentifier::CDR_LE, payload: Bytes::from(bytes) }
+}
+
+/// Matched readers of a writer, from its status events.
+fn matched(writer: &RawWriter, count: &mut usize) -> usize {
+    while let Some(status) = writer.try_recv_status() {
+        if let DataWriterStatus::PublicationMatched { current, .. } = status {
+            *count = current.count().max(0) as usize;
+        }
+    }
+    *count
+}
+
+/// Publishes slowly until every receiver has something, so discovery is over before measuring.
+fn warm_up(writer: &RawWriter, receivers: &[&Receiver], size: usize, clock: Clock) -> Result<(), BridgeError> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut seq = u64::MAX / 2;
+    while receivers.iter().any(|r| r.count() == 0) {
+        if Instant::now() > deadline {
+            return Err(io("warm-up", "no sample came through in 30 s (is the bridge running? see bridge.log)"));
+        }
+        let _ = writer.write(sample(seq, size, clock), None);
+        seq += 1;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Let stragglers of the warm-up arrive, then forget them.
+    std::thread::sleep(Duration::from_millis(300));
+    for r in receivers {
+        r.take();
+    }
+    Ok(())
+}
+
+fn latency_of(arrivals: &[(u64, Nanos)], published: usize) -> Latency {
+    let mut ms: Vec<f64> = arrivals.iter().map(|&(_, l)| l as f64 / 1e6).collect();
+    ms.sort_by(f64::total_cmp);
+    let at = |q: f64| ms.get(((ms.len().saturating_sub(1)) as f64 * q).round() as usize).copied().unwrap_or(f64::NAN);
+    Latency {
+        samples: ms.len(),
+        lost: published.saturating_sub(ms.len()),
+        p50_ms: at(0.5),
+        p99_ms: at(0.99),
+        max_ms: ms.last().copied().unwrap_or(f64::NAN),
+    }
+}
+
+fn latency_run(
+    options: &BenchOptions,
+    publisher: &DomainParticipant,
+    subscriber: &DomainParticipant,
+    clock: Clock,
+    pid: u32,
+) -> Result<LatencyReport, BridgeError> {
+    let writer = bench_writer(publisher, "rt/bench/scan", 64)?;
+    let direct = Receiver::start(bench_reader(subscriber, "rt/bench/scan")?, clock);
+    let bridged = Receiver::start(bench_reader(subscriber, "rt/bench/scan/critical")?, clock);
+    warm_up(&writer, &[&direct, &bridged], SCAN_BYTES, clock)?;
+    let rate_hz = 30.0;
+    let period = Duration::from_secs_f64(1.0 / rate_hz);
+    let n = (options.latency_duration.as_secs_f64() * rate_hz) as u64;
+    let before = proc_usage(pid).ok_or_else(|| io("the bridge", "its /proc entry is gone"))?;
+    let start = Instant::now();
+    for seq in 0..n {
+        if let Some(wait) = (start + period * seq as u32).checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        let _ = writer.write(sample(seq, SCAN_BYTES, clock), None);
+    }
+    let wall = start.elapsed();
+    let after = proc_usage(pid).ok_or_else(|| io("the bridge", "its /proc entry is gone"))?;
+    std::thread::sleep(Duration::from_millis(500));
+    let (d, b) = (direct.take(), bridged.take());
+    let direct_by_seq: std::collections::HashMap<u64, Nanos> = d.iter().copied().collect();
+    let mut added: Vec<f64> =
+        b.iter().filter_map(|(seq, l)| direct_by_seq.get(seq).map(|dl| (*l as f64 - *dl as f64) / 1e6)).collect();
+    added.sort_by(f64::total_cmp);
+    let at = |v: &[f64], q: f64| {
+        v.get(((v.len().saturating_sub(1)) as f64 * q).round() as usize).copied().unwrap_or(f64::NAN)
+    };
+    let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+    Ok(LatencyReport {
+        rate_hz,
+        size_bytes: SCAN_BYTES,
+        seconds: wall.as_secs_f64(),
+        direct: latency_of(&d, n as usize),
+        bridged: latency_of(&b, n as usize),
+        added_p50_ms: at(&added, 0.5),
+        added_p99_ms: at(&added, 0.99),
+        bridge_cpu_pct: 100.0 * (after.0.saturating_sub(before.0)).as_secs_f64() / wall.as_secs_f64(),
+        bridge_rss_mib: mib(after.1),
+        bridge_peak_rss_mib: mib(after.2),
+    })
+}
+
+/// Publishes back to back for `duration`; returns samples written.
+fn flood(writer: &RawWriter, size: usize, duration: Duration, clock: Clock) -> u64 {
+    let start = Instant::now();
+    let mut seq = 0;
+    while start.elapsed() < duration {
+        if writer.write(sample(seq, size, clock), None).is_ok() {
+            seq += 1;
+        }
+    }
+    seq
+}
+
+fn capacity_run(
+    options: &BenchOptions,
+    publisher: &DomainParticipant,
+    subscriber: &DomainParticipant,
+    clock: Clock,
+    pid: u32,
+    size: usize,
+) -> Result<CapacityRow, BridgeError> {
+    // Through the bridge.
+    let input = format!("rt/bench/cap{size}");
+    let writer = bench_writer(publisher, &input, 256)?;
+    let bridged = Receiver::start(bench_reader(subscriber, &format!("{input}/critical"))?, clock);
+    warm_up(&writer, &[&bridged], size, clock)?;
+    let before = proc_usage(pid).ok_or_else(|| io("the bridge", "its /proc entry is gone"))?;
+    let started = Instant::now();
+    let offered = flood(&writer, size, options.capacity_duration, clock);
+    let after = proc_usage(pid).ok_or_else(|| io("the bridge", "its /proc entry is gone"))?;
+    let wall = started.elapsed().as_secs_f64();
+    std::thread::sleep(Duration::from_millis(500));
+    let through = bridged.take().len() as f64;
+    drop(bridged);
+    drop(writer);
+
+    // Straight from publisher to subscriber, on a topic the bridge does not read.
+    let direct_topic = format!("rt/bench/direct{size}");
+    let writer = bench_writer(publisher, &direct_topic, 256)?;
+    let direct = Receiver::start(bench_reader(subscriber, &direct_topic)?, clock);
+    let mut readers = 0;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while matched(&writer, &mut readers) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    warm_up(&writer, &[&direct], size, clock)?;
+    let started = Instant::now();
+    flood(&writer, size, options.capacity_duration, clock);
+    let direct_wall = started.elapsed().as_secs_f64();
+    std::thread::sleep(Duration::from_millis(500));
+    let direct_count = direct.take().len() as f64;
+
+    Ok(CapacityRow {
+        size_bytes: size,
+        offered_per_s: offered as f64 / wall,
+        bridged_per_s: through / wall,
+        bridged_mbit_s: through * size as f64 * 8.0 / wall / 1e6,
+        bridged_loss_pct: if offered == 0 { 0.0 } else { 100.0 * (1.0 - through / offered as f64).max(0.0) },
+        direct_per_s: direct_count / direct_wall,
+        bridge_cpu_pct: 100.0 * after.0.saturating_sub(before.0).as_secs_f64() / wall,
+    })
+}

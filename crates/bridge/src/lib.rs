@@ -78,6 +78,17 @@ impl Clock {
     }
 }
 
+/// Keeps RustDDS's logging to its errors unless `RUST_LOG` asks for more.
+///
+/// RustDDS reports every discovery step at INFO and every blocked reliable write at WARN through
+/// the `log` crate; the bridge counts and reports those itself, so by default they are noise.
+/// Call after the tracing subscriber is installed (it sets `log`'s level from its filter).
+pub fn quiet_dds_logs() {
+    if std::env::var_os("RUST_LOG").is_none() {
+        log::set_max_level(log::LevelFilter::Error);
+    }
+}
+
 impl Default for Clock {
     fn default() -> Self {
         Self::new()

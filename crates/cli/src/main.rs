@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use bauxite_core::{Profile, RateSetting};
 use clap::{Parser, Subcommand};
 
+mod bridge;
 mod progress;
 mod sim;
 mod sim_charts;
@@ -64,6 +65,10 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Run the adaptive DDS bridge (seed 004), or benchmark it (`bauxite bridge bench`).
+    Bridge(bridge::BridgeArgs),
+    /// Answer an adaptive bridge's health probes for one subscriber; runs until SIGINT/SIGTERM.
+    ProbeResponder(bridge::ResponderArgs),
     /// Remove everything Bauxite attached to an interface (idempotent).
     Down {
         /// The interface.
@@ -168,6 +173,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Sim(command) => sim::run(*command)?,
+        Command::Bridge(args) => bridge::run_bridge(args)?,
+        Command::ProbeResponder(args) => bridge::run_responder(args)?,
         Command::Down { iface } => {
             let report = bauxite_shaper::down(&iface)?;
             if report.anything() {
