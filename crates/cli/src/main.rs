@@ -151,6 +151,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 rate,
                 out: out.clone(),
                 exe: std::env::current_exe().context("locating the bauxite binary")?,
+                stop: stop_on_signals()?,
             };
             let bar = progress::bar(u64::from(trials) * 2, "phases");
             bauxite_demo::run(&options, |done, next| {

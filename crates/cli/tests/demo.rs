@@ -125,3 +125,43 @@ fn a_short_demo_writes_its_results_and_shows_the_difference() {
 
     std::fs::remove_dir_all(out).ok();
 }
+
+#[test]
+fn an_interrupted_demo_removes_its_namespaces_and_daemons() {
+    if !root_or_skip("an_interrupted_demo_removes_its_namespaces_and_daemons") {
+        return;
+    }
+    let out = std::env::temp_dir().join(bauxite_netlab::unique_name("demo-int"));
+    let mut demo = Command::new(env!("CARGO_BIN_EXE_bauxite"))
+        .args(["demo", "--trials", "1", "--duration", "10", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start bauxite demo");
+    // The demo's namespaces are named `bx-<its pid>-…`.
+    let ours = format!("bx-{}-", demo.id());
+    let namespaces = || {
+        let list = Command::new("ip").args(["netns", "list"]).output().expect("ip netns list");
+        String::from_utf8_lossy(&list.stdout).lines().filter(|l| l.starts_with(&ours)).count()
+    };
+    // Wait until phase 1 is under way, then Ctrl-C.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while namespaces() < 3 {
+        assert!(std::time::Instant::now() < deadline, "the demo built no testbed");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    #[allow(unsafe_code)]
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe {
+        libc::kill(demo.id() as i32, libc::SIGINT);
+    }
+    let status = demo.wait().expect("the demo exits");
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut demo.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(!status.success(), "an interrupted demo reports failure");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert_eq!(namespaces(), 0, "the interrupted demo left namespaces behind");
+    std::fs::remove_dir_all(out).ok();
+}

@@ -33,6 +33,9 @@ pub fn run(options: &DemoOptions, mut progress: impl FnMut(u64, &str)) -> Result
         let dir = options.out.join(format!("trial-{trial:02}"));
         std::fs::create_dir_all(&dir).map_err(io(dir.display().to_string()))?;
         for phase in [1, 2] {
+            if options.stop.load(std::sync::atomic::Ordering::Relaxed) {
+                return Err(DemoError::Interrupted);
+            }
             let done = u64::from(trial - 1) * 2 + u64::from(phase - 1);
             progress(done, &format!("trial {trial}/{}: phase {phase}", options.trials));
             let data = run::run_phase(options, trial, phase, &dir, &dir.join(format!("phase{phase}.mcap")))?;

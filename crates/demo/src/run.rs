@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bauxite_core::{BitRate, DEFAULT_REFLECTOR_PORT, Profile, RateSetting, Targets};
@@ -37,6 +39,9 @@ pub struct DemoOptions {
     pub out: PathBuf,
     /// The `bauxite` binary phase 2 runs (`up`, `reflect`).
     pub exe: PathBuf,
+    /// Set (by SIGINT/SIGTERM) to stop: the phase under way ends early, its testbed
+    /// and daemons are torn down and the demo returns [`DemoError::Interrupted`].
+    pub stop: Arc<AtomicBool>,
 }
 
 /// Why the demo stopped.
@@ -54,6 +59,9 @@ pub enum DemoError {
     /// A chart could not be drawn.
     #[error(transparent)]
     Chart(#[from] bauxite_telemetry::chart::ChartError),
+    /// Stopped by a signal; everything the run built has been removed.
+    #[error("interrupted; the testbed and the daemons were removed")]
+    Interrupted,
     /// The shaper did not start.
     #[error("bauxite up did not start in the robot namespace: {0}")]
     Shaper(String),
@@ -139,6 +147,9 @@ pub fn run_phase(
             if Instant::now() > deadline {
                 return Err(DemoError::Shaper("no status after 20 s".into()));
             }
+            if options.stop.load(Ordering::Relaxed) {
+                return Err(DemoError::Interrupted);
+            }
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -155,6 +166,9 @@ pub fn run_phase(
     let mut shaper_states = Vec::new();
     let mut dropped = false;
     while started.elapsed() < options.duration {
+        if options.stop.load(Ordering::Relaxed) {
+            return Err(DemoError::Interrupted);
+        }
         if !dropped && started.elapsed() >= options.drop_at {
             tb.set_rate(options.slow)?;
             dropped = true;
