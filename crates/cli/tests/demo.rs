@@ -113,6 +113,13 @@ fn a_short_demo_writes_its_results_and_shows_the_difference() {
         assert_eq!(audit.status.code(), Some(if protected { 0 } else { 1 }), "{}", file.display());
     }
 
+    // The demo ran phase 3 itself: the same verdicts, the same figures.
+    for a in summary["audit"].as_array().unwrap() {
+        assert_eq!(a["reproduces_live_figures"], true, "{a}");
+        assert_eq!(a["pass"], a["recording"].as_str().unwrap().ends_with("phase2.mcap"), "{a}");
+    }
+    assert!(std::fs::read_to_string(out.join("summary.md")).unwrap().contains("## Phase 3: audit"));
+
     // A recording cut in half is audited as far as it goes, and fails.
     let whole = std::fs::read(out.join("trial-01/phase2.mcap")).unwrap();
     let cut = out.join("cut.mcap");

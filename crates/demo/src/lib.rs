@@ -52,8 +52,24 @@ pub fn run(options: &DemoOptions, mut progress: impl FnMut(u64, &str)) -> Result
             if phase == 1 { standard.push(data) } else { protected.push(data) }
         }
     }
+    // Phase 3: every recording audited from the file alone, and its figures compared
+    // with what the live run measured.
+    progress(u64::from(options.trials) * 2, "phase 3: audit of the recordings");
+    let mut audits = Vec::new();
+    for run in &runs {
+        let file = options.out.join(run["recording"].as_str().expect("a path"));
+        let report = audit::audit(&file)?;
+        let reproduces = serde_json::to_value(&report.summary).expect("JSON") == run["summary"];
+        audits.push(json!({
+            "recording": run["recording"],
+            "pass": report.pass,
+            "reproduces_live_figures": reproduces,
+            "failed_checks": report.checks.iter().filter(|c| !c.pass).map(|c| c.name.clone()).collect::<Vec<_>>(),
+        }));
+    }
     let summary = json!({
         "trials": options.trials,
+        "audit": audits,
         "link": {"before_mbps": options.fast.mbps(), "after_mbps": options.slow.mbps(), "drop_at_s": options.drop_at.as_secs_f64()},
         "protected_rate": options.rate.map_or("auto".to_string(), |r| r.to_string()),
         "phases": {"standard": summarize(&standard, false), "protected": summarize(&protected, true)},
@@ -70,7 +86,7 @@ pub fn run(options: &DemoOptions, mut progress: impl FnMut(u64, &str)) -> Result
     };
     write("summary.json", serde_json::to_vec_pretty(&summary).expect("JSON"))?;
     write("telemetry.json", serde_json::to_vec(&json!({"runs": raw})).expect("JSON"))?;
-    write("summary.md", markdown(options, &standard, &protected).into_bytes())?;
+    write("summary.md", (markdown(options, &standard, &protected) + &audit_markdown(&audits)).into_bytes())?;
     write("foxglove_layout.json", serde_json::to_vec_pretty(&foxglove::layout(&layout_panels())).expect("JSON"))?;
     let label = format!("Bauxite (rate {})", options.rate.map_or("auto".into(), |r| r.to_string()));
     charts::write(&options.out, &standard, &protected, &label)?;
@@ -111,6 +127,26 @@ pub fn layout_panels() -> Vec<Vec<Panel>> {
             Panel::RawMessages { topic: "/bauxite/shaper/state".into() },
         ],
     ]
+}
+
+/// Phase 3's table: each recording's verdict and whether the audit reproduced the live figures.
+fn audit_markdown(audits: &[serde_json::Value]) -> String {
+    let mut out = String::from("\n## Phase 3: audit of the recordings (`bauxite audit FILE`)\n\n");
+    out.push_str("| Recording | Verdict | Figures recomputed from the file equal the live ones | Failed checks |\n");
+    out.push_str("| :--- | :---: | :---: | :--- |\n");
+    for a in audits {
+        let failed: Vec<&str> =
+            a["failed_checks"].as_array().into_iter().flatten().filter_map(|c| c.as_str()).collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            a["recording"].as_str().unwrap_or("?"),
+            if a["pass"] == true { "pass" } else { "FAIL" },
+            if a["reproduces_live_figures"] == true { "yes" } else { "NO" },
+            if failed.is_empty() { "—".to_string() } else { failed.join(", ") }
+        );
+    }
+    out
 }
 
 fn markdown(options: &DemoOptions, standard: &[PhaseData], protected: &[PhaseData]) -> String {

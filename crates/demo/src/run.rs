@@ -56,6 +56,9 @@ pub enum DemoError {
     /// Recording.
     #[error(transparent)]
     Record(#[from] bauxite_telemetry::RecordError),
+    /// A recording could not be audited.
+    #[error(transparent)]
+    Audit(#[from] crate::audit::AuditError),
     /// A chart could not be drawn.
     #[error(transparent)]
     Chart(#[from] bauxite_telemetry::chart::ChartError),
