@@ -172,3 +172,46 @@ fn an_interrupted_demo_removes_its_namespaces_and_daemons() {
     assert_eq!(namespaces(), 0, "the interrupted demo left namespaces behind");
     std::fs::remove_dir_all(out).ok();
 }
+
+#[test]
+fn a_killed_demo_keeps_what_it_recorded() {
+    if !root_or_skip("a_killed_demo_keeps_what_it_recorded") {
+        return;
+    }
+    let out = std::env::temp_dir().join(bauxite_netlab::unique_name("demo-kill"));
+    let mut demo = Command::new(env!("CARGO_BIN_EXE_bauxite"))
+        .args(["demo", "--trials", "1", "--duration", "10", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start bauxite demo");
+    let recording = out.join("trial-01/phase1.mcap");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !recording.exists() {
+        assert!(std::time::Instant::now() < deadline, "no recording started");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // Three and a half seconds into phase 1: three one-second chunks are closed.
+    std::thread::sleep(std::time::Duration::from_millis(3500));
+    demo.kill().expect("SIGKILL the demo");
+    demo.wait().unwrap();
+    // A killed process cleans nothing up: remove its namespaces (named `bx-<pid>-…`).
+    let ours = format!("bx-{}-", demo.id());
+    let list = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    for name in String::from_utf8_lossy(&list.stdout).lines().filter_map(|l| l.split_whitespace().next()) {
+        if name.starts_with(&ours) {
+            Command::new("ip").args(["netns", "del", name]).status().unwrap();
+        }
+    }
+
+    let read = bauxite_telemetry::read(&recording).expect("a killed demo's recording is still MCAP");
+    let latencies: Vec<_> = read.on("/bauxite/lanes/critical/latency").collect();
+    assert!(read.on("/bauxite/demo/run").next().is_some(), "the run's description survived");
+    let span_s = latencies.last().map_or(0, |m| m.time_ns - latencies[0].time_ns) as f64 / 1e9;
+    assert!(latencies.len() > 100 && span_s > 1.5, "{} samples over {span_s} s survived", latencies.len());
+    let audit = Command::new(env!("CARGO_BIN_EXE_bauxite")).arg("audit").arg(&recording).output().unwrap();
+    let text = String::from_utf8_lossy(&audit.stdout);
+    assert_eq!(audit.status.code(), Some(1), "cut short, it cannot pass: {text}");
+    std::fs::remove_dir_all(out).ok();
+}

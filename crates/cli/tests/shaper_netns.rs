@@ -299,7 +299,7 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     profile.auto_rate.delay_threshold = Duration::from_millis(3);
     let config = write_config(&profile);
     let _daemon = spawn_up(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap()]);
-    let workload = RunningWorkload::start(&tb, &WorkloadSpec::default()).expect("start the workload");
+    let workload = RunningWorkload::start(&tb, &WorkloadSpec::default(), None).expect("start the workload");
 
     std::thread::sleep(Duration::from_secs(5));
     let drop_ns = monotonic_ns();

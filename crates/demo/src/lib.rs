@@ -9,6 +9,7 @@
 pub mod analysis;
 pub mod audit;
 pub mod charts;
+mod live;
 pub mod run;
 
 use std::fmt::Write as _;

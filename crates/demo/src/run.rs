@@ -7,18 +7,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bauxite_core::{BitRate, DEFAULT_REFLECTOR_PORT, Profile, RateSetting, Targets};
+use bauxite_core::{BitRate, DEFAULT_REFLECTOR_PORT, Profile, RateSetting};
 use bauxite_netlab::testbed::{BASE_ADDR, ROBOT_IFACE};
-use bauxite_netlab::workload::{RunningWorkload, WorkloadResult, WorkloadSpec};
+use bauxite_netlab::workload::{RunningWorkload, WorkloadSpec};
 use bauxite_netlab::{ChainOptions, ChainTestbed, Namespace, monotonic_ns};
 use bauxite_shaper::state::ShaperStatus;
-use bauxite_telemetry::Recorder;
-use bauxite_telemetry::messages::{
-    LaneCounters, LatencySample, LostMessage, PhaseMark, RunInfo, ShaperState, StreamRate, UpdateDelay, VideoFrame,
-    topic,
-};
+use bauxite_telemetry::messages::{RunInfo, ShaperState, StreamRate};
 
-use crate::analysis::{PhaseData, due_ns};
+use crate::analysis::PhaseData;
+use crate::live::LiveRecording;
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -165,27 +162,7 @@ pub fn run_phase(
     spec.control_loop_phase = Duration::from_secs_f64((f64::from(trial) * 0.618_034).fract() * period);
     let start_ns = monotonic_ns();
     let started = Instant::now();
-    let workload = RunningWorkload::start(&tb, &spec).map_err(|e| DemoError::Io("starting the workload".into(), e))?;
-    let mut shaper_states = Vec::new();
-    let mut dropped = false;
-    while started.elapsed() < options.duration {
-        if options.stop.load(Ordering::Relaxed) {
-            return Err(DemoError::Interrupted);
-        }
-        if !dropped && started.elapsed() >= options.drop_at {
-            tb.set_rate(options.slow)?;
-            dropped = true;
-        }
-        let now = monotonic_ns();
-        let state = if phase == 2 { shaper_state(&tb.robot, &options.exe) } else { ShaperState::inactive() };
-        shaper_states.push((now, state));
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let final_state = if phase == 2 { shaper_state(&tb.robot, &options.exe) } else { ShaperState::inactive() };
-    shaper_states.push((monotonic_ns(), final_state));
-    let result = workload.stop(Duration::from_secs(1));
-    drop(processes);
-
+    let targets = &Profile::robot().targets;
     let info = RunInfo {
         trial,
         phase,
@@ -194,32 +171,43 @@ pub fn run_phase(
         drop_at_ns: options.drop_at.as_nanos() as u64,
         link_before_bps: options.fast.bps(),
         link_after_bps: options.slow.bps(),
-        critical_streams: critical_streams(&spec)
-            .map(|i| StreamRate { port: spec.streams[i].port, rate_hz: spec.streams[i].rate_hz })
+        critical_streams: spec
+            .streams
+            .iter()
+            .filter(|s| lane_of(s.port) == "critical")
+            .map(|s| StreamRate { port: s.port, rate_hz: s.rate_hz })
             .collect(),
         shaper_rate: (phase == 2).then(|| options.rate.map_or("auto".into(), |r| r.to_string())),
-        ..targets(&Profile::robot().targets)
+        target_critical_latency_mean_ms: targets.critical_latency_mean.as_secs_f64() * 1e3,
+        target_critical_latency_p99_ms: targets.critical_latency_p99.as_secs_f64() * 1e3,
+        target_update_delay_mean_ms: targets.update_delay_mean.as_secs_f64() * 1e3,
+        target_critical_loss_pct: targets.critical_loss_pct,
     };
-    record(mcap, &info, &spec, &result, &shaper_states, start_ns, options)
-}
-
-/// A run's targets in the recording's units; the rest of the run's description is the caller's.
-fn targets(t: &Targets) -> RunInfo {
-    RunInfo {
-        trial: 0,
-        phase: 0,
-        protected: false,
-        duration_ns: 0,
-        drop_at_ns: 0,
-        link_before_bps: 0,
-        link_after_bps: 0,
-        critical_streams: Vec::new(),
-        shaper_rate: None,
-        target_critical_latency_mean_ms: t.critical_latency_mean.as_secs_f64() * 1e3,
-        target_critical_latency_p99_ms: t.critical_latency_p99.as_secs_f64() * 1e3,
-        target_update_delay_mean_ms: t.update_delay_mean.as_secs_f64() * 1e3,
-        target_critical_loss_pct: t.critical_loss_pct,
+    let mut recording = LiveRecording::create(mcap, &info, &spec, start_ns, options)?;
+    let (tap, live) = std::sync::mpsc::channel();
+    let workload =
+        RunningWorkload::start(&tb, &spec, Some(tap)).map_err(|e| DemoError::Io("starting the workload".into(), e))?;
+    let state = || if phase == 2 { shaper_state(&tb.robot, &options.exe) } else { ShaperState::inactive() };
+    let mut dropped = false;
+    // Written as it happens (a batch every 100 ms): if the demo is killed, the
+    // recording keeps everything up to its last closed chunk.
+    while started.elapsed() < options.duration {
+        if options.stop.load(Ordering::Relaxed) {
+            return Err(DemoError::Interrupted);
+        }
+        if !dropped && started.elapsed() >= options.drop_at {
+            tb.set_rate(options.slow)?;
+            recording.mark(monotonic_ns(), format!("link drops to {}", options.slow))?;
+            dropped = true;
+        }
+        recording.write(live.try_iter(), Some((monotonic_ns(), state())))?;
+        std::thread::sleep(Duration::from_millis(100));
     }
+    let last_state = (monotonic_ns(), state());
+    let result = workload.stop(Duration::from_secs(1));
+    drop(processes);
+    recording.write(live.try_iter(), Some(last_state))?;
+    recording.finish(&result)
 }
 
 /// The shaper's state as `bauxite status --json` reports it in the robot namespace.
@@ -236,154 +224,7 @@ fn shaper_state(ns: &Namespace, exe: &Path) -> ShaperState {
     }
 }
 
-/// Indices of the critical streams (navigation and steering) in the workload.
-fn critical_streams(spec: &WorkloadSpec) -> impl Iterator<Item = usize> + '_ {
-    spec.streams.iter().enumerate().filter(|(_, s)| s.port == 7400 || s.port == 7401).map(|(i, _)| i)
-}
-
 /// The lane a workload stream travels in under the robot profile.
-fn lane_of(port: u16) -> &'static str {
+pub(crate) fn lane_of(port: u16) -> &'static str {
     if port == 7410 { "telemetry" } else { "critical" }
-}
-
-/// Writes the phase's recording and returns what it measured. Both come from one
-/// walk over the same events, and [`crate::audit`] rebuilds the measurement from the
-/// recording with the same [`PhaseData`] methods.
-fn record(
-    path: &Path,
-    info: &RunInfo,
-    spec: &WorkloadSpec,
-    result: &WorkloadResult,
-    shaper_states: &[(u64, ShaperState)],
-    start_ns: u64,
-    options: &DemoOptions,
-) -> Result<PhaseData, DemoError> {
-    let mut data = PhaseData::new(start_ns, info.drop_at_ns, info.duration_ns);
-    let mut rec = Recorder::create(path)?;
-    let run = rec.channel::<RunInfo>(&topic("demo", "run"))?;
-    let marks = rec.channel::<PhaseMark>(&topic("demo", "phase"))?;
-    let state = rec.channel::<ShaperState>(&topic("shaper", "state"))?;
-    let frames = rec.channel::<VideoFrame>(&topic("video", "frames"))?;
-    let updates = rec.channel::<UpdateDelay>(&topic("control", "update_delay"))?;
-    rec.write(run, start_ns, info)?;
-    let name = if info.protected { "bauxite" } else { "standard stack" };
-    let phase = info.phase;
-    rec.write(marks, start_ns, &PhaseMark { phase, event: format!("{name}: link {}", options.fast) })?;
-    let drop_ns = start_ns + info.drop_at_ns;
-    rec.write(marks, drop_ns, &PhaseMark { phase, event: format!("link drops to {}", options.slow) })?;
-
-    // Every event in time order, so chunks close as the run went.
-    let mut events: Vec<(u64, Event)> = Vec::new();
-    for (i, stream) in spec.streams.iter().enumerate() {
-        let lane = lane_of(stream.port);
-        let mut arrived = vec![false; result.sent[i] as usize];
-        for a in &result.arrivals[i] {
-            events.push((a.received_ns, Event::Latency(lane, *a)));
-            if let Some(slot) = arrived.get_mut(a.header.seq as usize) {
-                *slot = true;
-            }
-        }
-        for seq in arrived.iter().enumerate().filter(|(_, a)| !**a).map(|(seq, _)| seq as u32) {
-            let lost = LostMessage { lane: lane.into(), stream: stream.port, seq };
-            events.push((due_ns(start_ns, seq, stream.rate_hz), Event::Lost(lost)));
-        }
-    }
-    events.extend(shaper_states.iter().map(|(t, s)| (*t, Event::State(s.clone()))));
-    events.extend(result.frames.iter().map(|f| (f.received_ns, Event::Frame(*f))));
-    events.extend(result.updates.iter().map(|u| (u.tick_ns, Event::Update(*u))));
-    events.sort_by_key(|(t, _)| *t);
-
-    let mut latency = std::collections::BTreeMap::new();
-    let mut lost = std::collections::BTreeMap::new();
-    let mut counters = std::collections::BTreeMap::new();
-    for lane in ["critical", "telemetry"] {
-        latency.insert(lane, rec.channel::<LatencySample>(&topic("lanes", &format!("{lane}/latency")))?);
-        lost.insert(lane, rec.channel::<LostMessage>(&topic("lanes", &format!("{lane}/lost")))?);
-    }
-    for lane in ["critical", "telemetry", "bulk"] {
-        counters.insert(lane, rec.channel::<LaneCounters>(&topic("lanes", &format!("{lane}/counters")))?);
-    }
-    // Per lane: messages (video frames for bulk) received so far, bytes this interval.
-    let mut received: std::collections::BTreeMap<&str, (u64, u64)> =
-        ["critical", "telemetry", "bulk"].into_iter().map(|lane| (lane, (0, 0))).collect();
-    let mut next_counters = start_ns + 100_000_000;
-    for (t, event) in events {
-        while t >= next_counters {
-            for (lane, (count, bytes)) in &mut received {
-                let sent = sent_by(spec, lane, next_counters - start_ns);
-                let c = LaneCounters {
-                    lane: lane.to_string(),
-                    sent,
-                    received: *count,
-                    dropped: sent.saturating_sub(*count),
-                    bitrate_bps: *bytes as f64 * 8.0 / 0.1,
-                };
-                rec.write(counters[lane], next_counters, &c)?;
-                *bytes = 0;
-            }
-            next_counters += 100_000_000;
-        }
-        match event {
-            Event::Latency(lane, a) => {
-                let entry = received.entry(lane).or_default();
-                entry.0 += 1;
-                let size = spec.streams.iter().find(|s| s.port == a.header.stream).map_or(0, |s| s.size);
-                entry.1 += size as u64;
-                let sample = LatencySample {
-                    lane: lane.into(),
-                    stream: a.header.stream,
-                    seq: a.header.seq,
-                    sent_ns: a.header.sent_ns,
-                    latency_ms: a.latency_ms(),
-                };
-                rec.write(latency[lane], t, &sample)?;
-                if lane == "critical" {
-                    data.arrived(a.header.sent_ns, t);
-                }
-            }
-            Event::Lost(l) => {
-                if l.lane == "critical" {
-                    data.lost(t);
-                }
-                rec.write(lost[l.lane.as_str()], t, &l)?;
-            }
-            Event::Update(u) => {
-                data.updated(t, u.sent_ns);
-                rec.write(updates, t, &UpdateDelay { seq: u.seq, sent_ns: u.sent_ns, delay_ms: u.delay_ms() })?;
-            }
-            Event::State(s) => {
-                data.bulk_dropped_packets = s.bulk_early_drops;
-                rec.write(state, t, &s)?;
-            }
-            Event::Frame(f) => {
-                let entry = received.entry("bulk").or_default();
-                entry.0 += 1;
-                entry.1 += u64::from(f.bytes);
-                data.frame(t, f.bytes);
-                let v = VideoFrame { frame: f.frame, key: f.key, bytes: f.bytes, latency_ms: f.latency_ms() };
-                rec.write(frames, t, &v)?;
-            }
-        }
-    }
-    rec.finish()?;
-    data.finish();
-    Ok(data)
-}
-
-/// Messages a lane's streams had sent `elapsed_ns` into the phase (by their schedule).
-/// For the bulk lane, video frames the camera had produced.
-fn sent_by(spec: &WorkloadSpec, lane: &str, elapsed_ns: u64) -> u64 {
-    let by_rate = |hz: f64| (elapsed_ns as f64 / 1e9 * hz) as u64 + 1;
-    if lane == "bulk" {
-        return by_rate(f64::from(spec.video.fps));
-    }
-    spec.streams.iter().filter(|s| lane_of(s.port) == lane).map(|s| by_rate(s.rate_hz)).sum()
-}
-
-enum Event {
-    Latency(&'static str, bauxite_netlab::traffic::Arrival),
-    Lost(LostMessage),
-    Update(bauxite_netlab::workload::ControlUpdate),
-    State(ShaperState),
-    Frame(bauxite_netlab::video::FrameArrival),
 }

@@ -142,9 +142,14 @@ impl FrameArrival {
     }
 }
 
-/// Reads frames until `stop` or the end of the stream. A stream that does not
-/// parse as frames ends the reading (and is reported by the frames missing).
-pub fn receive_video(mut stream: TcpStream, stop: &AtomicBool) -> Vec<FrameArrival> {
+/// Reads frames until `stop` or the end of the stream, calling `on_frame` for each
+/// as it completes. A stream that does not parse as frames ends the reading (and is
+/// reported by the frames missing).
+pub fn receive_video(
+    mut stream: TcpStream,
+    stop: &AtomicBool,
+    mut on_frame: impl FnMut(&FrameArrival),
+) -> Vec<FrameArrival> {
     stream.set_read_timeout(Some(Duration::from_millis(50))).expect("set a read timeout");
     let mut frames = Vec::new();
     let mut pending: Vec<u8> = Vec::new();
@@ -173,13 +178,15 @@ pub fn receive_video(mut stream: TcpStream, stop: &AtomicBool) -> Vec<FrameArriv
             if pending.len() < size {
                 break;
             }
-            frames.push(FrameArrival {
+            let frame = FrameArrival {
                 frame: u32::from_be_bytes(pending[4..8].try_into().expect("4 bytes")),
                 key: pending[20] == 1,
                 bytes: size as u32,
                 sent_ns: u64::from_be_bytes(pending[8..16].try_into().expect("8 bytes")),
                 received_ns: now,
-            });
+            };
+            on_frame(&frame);
+            frames.push(frame);
             pending.drain(..size);
         }
     }

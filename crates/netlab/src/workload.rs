@@ -103,6 +103,26 @@ pub struct WorkloadResult {
     pub updates: Vec<ControlUpdate>,
 }
 
+/// One measurement as it happens, for a caller that records live: whatever was
+/// recorded before a crash is then kept (see [`RunningWorkload::start`]).
+#[derive(Clone, Copy, Debug)]
+pub enum WorkloadEvent {
+    /// A message of stream `stream` (index in the spec) arrived.
+    Message {
+        /// The stream's index in [`WorkloadSpec::streams`].
+        stream: usize,
+        /// The arrival.
+        arrival: Arrival,
+    },
+    /// A video frame arrived complete.
+    Frame(FrameArrival),
+    /// The control loop consumed a new correction.
+    Update(ControlUpdate),
+}
+
+/// Where live [`WorkloadEvent`]s go. A closed receiver is ignored: measuring goes on.
+pub type Tap = std::sync::mpsc::Sender<WorkloadEvent>;
+
 /// A workload running on a testbed until [`RunningWorkload::stop`].
 pub struct RunningWorkload {
     /// Stops the senders.
@@ -120,35 +140,46 @@ pub struct RunningWorkload {
 type Newest = Arc<Mutex<Option<(u32, u64)>>>;
 
 impl RunningWorkload {
-    /// Starts receivers in `base`, then senders in `robot`.
-    pub fn start(tb: &ChainTestbed, spec: &WorkloadSpec) -> std::io::Result<Self> {
+    /// Starts receivers in `base`, then senders in `robot`. With a `tap`, every
+    /// measurement is also sent there as it happens.
+    pub fn start(tb: &ChainTestbed, spec: &WorkloadSpec, tap: Option<Tap>) -> std::io::Result<Self> {
         let (send_stop, stop) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
         let newest: Newest = Arc::new(Mutex::new(None));
         let mut receivers = Vec::new();
-        for s in &spec.streams {
+        let emit = move |tap: &Option<Tap>, event: WorkloadEvent| {
+            if let Some(tap) = tap {
+                let _ = tap.send(event);
+            }
+        };
+        for (index, s) in spec.streams.iter().enumerate() {
             let port = s.port;
             let socket = tb.base.run(move || UdpSocket::bind((BASE_ADDR, port)))?;
-            let (stop, newest) = (stop.clone(), newest.clone());
+            let (stop, newest, tap) = (stop.clone(), newest.clone(), tap.clone());
             let tracks_corrections = port == spec.correction_port;
             receivers.push(tb.base.spawn(move || {
-                if tracks_corrections {
-                    receive_tracking_newest(&socket, &stop, &newest)
-                } else {
-                    traffic::receive_udp(&socket, &stop)
-                }
+                traffic::receive_udp_with(&socket, &stop, |arrival| {
+                    if tracks_corrections {
+                        track_newest(&newest, arrival);
+                    }
+                    emit(&tap, WorkloadEvent::Message { stream: index, arrival: *arrival });
+                })
             }));
         }
         let video_port = spec.video_port;
         let listener = tb.base.run(move || TcpListener::bind((BASE_ADDR, video_port)))?;
-        let video_stop = stop.clone();
+        let (video_stop, video_tap) = (stop.clone(), tap.clone());
         let video_rx = tb.base.spawn(move || match listener.accept() {
-            Ok((stream, _)) => video::receive_video(stream, &video_stop),
+            Ok((stream, _)) => {
+                video::receive_video(stream, &video_stop, |frame| emit(&video_tap, WorkloadEvent::Frame(*frame)))
+            }
             Err(_) => Vec::new(),
         });
         let control = {
             let (stop, newest, hz, phase) =
                 (stop.clone(), newest.clone(), spec.control_loop_hz, spec.control_loop_phase);
-            tb.base.spawn(move || control_loop(hz, phase, &stop, &newest))
+            tb.base.spawn(move || {
+                control_loop(hz, phase, &stop, &newest, |update| emit(&tap, WorkloadEvent::Update(*update)))
+            })
         };
         let senders = spec
             .streams
@@ -194,17 +225,22 @@ impl RunningWorkload {
     }
 }
 
-fn receive_tracking_newest(socket: &UdpSocket, stop: &AtomicBool, newest: &Newest) -> (Vec<Arrival>, u64) {
-    traffic::receive_udp_with(socket, stop, |arrival| {
-        let header = arrival.header;
-        let mut slot = newest.lock().expect("newest correction");
-        if slot.is_none_or(|(seq, _)| header.seq > seq) {
-            *slot = Some((header.seq, header.sent_ns));
-        }
-    })
+/// Keeps the newest correction for the control loop.
+fn track_newest(newest: &Newest, arrival: &Arrival) {
+    let header = arrival.header;
+    let mut slot = newest.lock().expect("newest correction");
+    if slot.is_none_or(|(seq, _)| header.seq > seq) {
+        *slot = Some((header.seq, header.sent_ns));
+    }
 }
 
-fn control_loop(hz: f64, phase: Duration, stop: &AtomicBool, newest: &Newest) -> Vec<ControlUpdate> {
+fn control_loop(
+    hz: f64,
+    phase: Duration,
+    stop: &AtomicBool,
+    newest: &Newest,
+    mut on_update: impl FnMut(&ControlUpdate),
+) -> Vec<ControlUpdate> {
     let period = Duration::from_secs_f64(1.0 / hz);
     let start = Instant::now() + phase;
     let mut tick = 0u32;
@@ -221,7 +257,9 @@ fn control_loop(hz: f64, phase: Duration, stop: &AtomicBool, newest: &Newest) ->
             && consumed.is_none_or(|c| seq > c)
         {
             consumed = Some(seq);
-            updates.push(ControlUpdate { tick_ns: now, seq, sent_ns });
+            let update = ControlUpdate { tick_ns: now, seq, sent_ns };
+            on_update(&update);
+            updates.push(update);
         }
     }
     updates

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use bauxite_netlab::workload::{RunningWorkload, WorkloadSpec};
+use bauxite_netlab::workload::{RunningWorkload, WorkloadEvent, WorkloadSpec};
 use bauxite_netlab::{ChainOptions, ChainTestbed, Summary, root_or_skip};
 
 #[test]
@@ -13,7 +13,8 @@ fn the_workload_arrives_complete_on_a_fast_link() {
     }
     let tb = ChainTestbed::create(&ChainOptions::default()).expect("testbed");
     let spec = WorkloadSpec::default();
-    let running = RunningWorkload::start(&tb, &spec).expect("start the workload");
+    let (tap, live) = std::sync::mpsc::channel();
+    let running = RunningWorkload::start(&tb, &spec, Some(tap)).expect("start the workload");
     std::thread::sleep(Duration::from_secs(3));
     let result = running.stop(Duration::from_millis(300));
 
@@ -22,7 +23,9 @@ fn the_workload_arrives_complete_on_a_fast_link() {
         assert!(sent.abs_diff(expected) <= 2, "{}: sent {sent}, expected about {expected}", stream.name);
         assert_eq!(arrivals.len() as u32, *sent, "{}: nothing lost on a fast link", stream.name);
         let latency = Summary::of(&arrivals.iter().map(|a| a.latency_ms()).collect::<Vec<_>>());
-        assert!(latency.p99 < 5.0, "{}: {latency}", stream.name);
+        // Uncongested: milliseconds at worst (a busy 2-core machine schedules late),
+        // where a saturated link gives hundreds.
+        assert!(latency.p99 < 20.0, "{}: {latency}", stream.name);
     }
     assert!(result.video.skipped == 0 && result.video.sent >= 88, "{:?}", result.video);
     assert_eq!(result.frames.len() as u32, result.video.sent, "every frame delivered");
@@ -44,4 +47,19 @@ fn the_workload_arrives_complete_on_a_fast_link() {
     let delay = Summary::of(&result.updates.iter().map(|u| u.delay_ms()).collect::<Vec<_>>());
     assert!(delay.max < 12.0, "update delay {delay}");
     assert!(result.updates.windows(2).all(|w| w[1].seq > w[0].seq), "each correction consumed once, in order");
+
+    // The tap saw every measurement as it happened, exactly once.
+    let (mut messages, mut frames, mut updates) = (vec![0usize; spec.streams.len()], 0, 0);
+    for event in live.try_iter() {
+        match event {
+            WorkloadEvent::Message { stream, arrival } => {
+                assert!(result.arrivals[stream].contains(&arrival), "a tapped arrival is in the result");
+                messages[stream] += 1;
+            }
+            WorkloadEvent::Frame(_) => frames += 1,
+            WorkloadEvent::Update(_) => updates += 1,
+        }
+    }
+    assert_eq!(messages, result.arrivals.iter().map(Vec::len).collect::<Vec<_>>());
+    assert_eq!((frames, updates), (result.frames.len(), result.updates.len()));
 }
