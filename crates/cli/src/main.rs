@@ -57,7 +57,8 @@ enum Command {
         out: PathBuf,
     },
     /// Recompute a demo recording's summary from the recording alone and check it against its targets;
-    /// exits 1 when a check fails (a truncated file fails the completeness check).
+    /// exits 1 when a check fails (a truncated file fails the completeness check), 2 when the file
+    /// cannot be audited at all (not MCAP, not a demo recording, malformed messages).
     Audit {
         /// The recording (`trial-NN/phaseN.mcap`).
         file: PathBuf,
@@ -163,7 +164,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             eprintln!("bauxite demo: results in {}", out.display());
         }
         Command::Audit { file, json } => {
-            let report = bauxite_demo::audit(&file)?;
+            // Exit 1: a check failed; exit 2: the file could not be audited at all.
+            let report = match bauxite_demo::audit(&file) {
+                Ok(report) => report,
+                Err(e) => {
+                    eprintln!("bauxite audit: {e}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {

@@ -73,7 +73,12 @@ fn sweep(title: &str, x_label: &str, y_label: &str, lines: &[Line]) -> LineChart
             let points: Vec<(f64, f64)> =
                 l.points.iter().filter(|(_, f)| f.mean.is_some()).map(|(x, f)| (*x, mean(f))).collect();
             let band = l.points.iter().filter_map(|(x, f)| Some((*x, f.mean? - f.ci95?, f.mean? + f.ci95?))).collect();
-            Series { name: format!("{} DSCP {}", l.scheduler.label(), if l.dscp { "on" } else { "off" }), points, band }
+            Series {
+                name: format!("{} DSCP {}", l.scheduler.label(), if l.dscp { "on" } else { "off" }),
+                points,
+                band,
+                max_step: None,
+            }
         })
         .collect();
     LineChart { title: title.into(), x_label: x_label.into(), y_label: y_label.into(), series, ..LineChart::default() }

@@ -38,6 +38,12 @@ impl PhaseData {
         ns.saturating_sub(self.start_ns) as f64 / 1e9
     }
 
+    /// The link rate dropped at `t_ns` (as it happened, which may be a little after
+    /// the plan): the figures' windows start from here.
+    pub fn dropped(&mut self, t_ns: u64) {
+        self.drop_at = self.at(t_ns);
+    }
+
     /// A critical message sent at `sent_ns` arrived at `received_ns`.
     pub fn arrived(&mut self, sent_ns: u64, received_ns: u64) {
         self.critical.push((self.at(sent_ns), Some(received_ns.saturating_sub(sent_ns) as f64 / 1e6)));
@@ -81,6 +87,8 @@ pub fn due_ns(start_ns: u64, seq: u32, rate_hz: f64) -> u64 {
 pub struct PhaseSummary {
     /// Critical messages sent in the window (arrived or lost).
     pub critical_messages: usize,
+    /// Of those, the ones that arrived: the latency figures' sample count.
+    pub critical_received: usize,
     /// Corrections the control loop consumed in the window.
     pub updates: usize,
     /// Critical latency from one second after the drop (ms).
@@ -144,6 +152,7 @@ pub fn summarize(trials: &[PhaseData], protected: bool) -> PhaseSummary {
     let d = Summary::of(&delays);
     PhaseSummary {
         critical_messages: sent,
+        critical_received: latencies.len(),
         updates: delays.len(),
         critical_latency_ms: l.to_json(),
         critical_latency_from_drop_ms: Summary::of(&from_drop).to_json(),

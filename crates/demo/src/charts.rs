@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use bauxite_core::{BitRate, Targets};
 use bauxite_telemetry::chart::{ChartError, LineChart, Series};
 
 use crate::analysis::PhaseData;
@@ -41,7 +42,8 @@ fn across_trials(name: &str, trials: &[Vec<(f64, f64)>], duration: f64, reduce: 
             }
         }
     }
-    let mut series = Series { name: name.into(), ..Series::default() };
+    // A bin without a sample (every message lost) is a gap, not a line across it.
+    let mut series = Series { name: name.into(), max_step: Some(1.5 * BIN_S), ..Series::default() };
     for (bin, values) in per_bin.iter().enumerate().filter(|(_, v)| !v.is_empty()) {
         let x = (bin as f64 + 0.5) * BIN_S;
         let mean = values.iter().sum::<f64>() / values.len() as f64;
@@ -58,6 +60,8 @@ pub fn write(
     standard: &[PhaseData],
     protected: &[PhaseData],
     protected_label: &str,
+    slow: BitRate,
+    targets: &Targets,
 ) -> Result<Vec<PathBuf>, ChartError> {
     let Some(first) = standard.first().or(protected.first()) else { return Ok(Vec::new()) };
     let (duration, drop_at) = (first.duration, first.drop_at);
@@ -71,7 +75,9 @@ pub fn write(
             })
             .collect::<Vec<_>>()
     };
-    let drop = vec![(drop_at, "link drops to 1.5 Mbit/s".to_string())];
+    let drop = vec![(drop_at, format!("link drops to {slow}"))];
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let target = |d: std::time::Duration| (ms(d), format!("target {}", bauxite_core::format_duration(d)));
     let trials = standard.len().max(protected.len());
     let spread = format!("mean of {trials} trials, band min–max, {} ms bins", BIN_S * 1e3);
     let charts = [
@@ -83,7 +89,7 @@ pub fn write(
                 y_label: "one-way latency (ms, log)".into(),
                 log_y: true,
                 series: both(&|d| d.critical.iter().filter_map(|(t, l)| l.map(|l| (*t, l))).collect(), Reduce::Mean),
-                references: vec![(2.0, "2 ms".into())],
+                references: vec![target(targets.critical_latency_p99)],
                 markers: drop.clone(),
             },
         ),
@@ -95,7 +101,7 @@ pub fn write(
                 y_label: "sent → consumed by the 100 Hz loop (ms, log)".into(),
                 log_y: true,
                 series: both(&|d| d.updates.clone(), Reduce::Mean),
-                references: vec![(10.0, "10 ms".into())],
+                references: vec![target(targets.update_delay_mean)],
                 markers: drop.clone(),
             },
         ),

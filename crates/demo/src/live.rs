@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use bauxite_core::{BitRate, Match, Profile, Protocol};
 use bauxite_netlab::traffic::Arrival;
 use bauxite_netlab::video::FrameArrival;
 use bauxite_netlab::workload::{ControlUpdate, WorkloadEvent, WorkloadResult, WorkloadSpec};
@@ -17,16 +18,15 @@ use bauxite_telemetry::messages::{
 use bauxite_telemetry::{Channel, Recorder};
 
 use crate::analysis::{PhaseData, due_ns};
-use crate::run::{DemoError, DemoOptions, lane_of};
+use crate::run::{DemoError, DemoOptions};
 
-/// Lanes with counters; critical and telemetry also have latency and loss channels.
-const LANES: [&str; 3] = ["critical", "telemetry", "bulk"];
 /// Counters are written for every interval of this length (ns).
 const COUNTER_INTERVAL_NS: u64 = 100_000_000;
 
 /// One thing to record, at its own time.
 enum Event {
-    Message(&'static str, Arrival),
+    /// A message of the stream with this index in the workload spec.
+    Message(usize, Arrival),
     Lost(LostMessage),
     Update(ControlUpdate),
     State(ShaperState),
@@ -44,21 +44,27 @@ pub(crate) struct LiveRecording<'a> {
     state: Channel<ShaperState>,
     frames: Channel<VideoFrame>,
     updates: Channel<UpdateDelay>,
-    latency: BTreeMap<&'static str, Channel<LatencySample>>,
-    lost: BTreeMap<&'static str, Channel<LostMessage>>,
-    counters: BTreeMap<&'static str, Channel<LaneCounters>>,
-    /// Per lane: messages (video frames on the bulk lane) received so far, and bytes
-    /// received in the current counter interval.
-    received: BTreeMap<&'static str, (u64, u64)>,
+    /// Each stream's lane under the profile (by index in the spec), and the video's.
+    stream_lanes: Vec<String>,
+    video_lane: String,
+    /// The critical streams' ports: their messages make the phase's figures.
+    critical: Vec<u16>,
+    latency: BTreeMap<String, Channel<LatencySample>>,
+    lost: BTreeMap<String, Channel<LostMessage>>,
+    counters: BTreeMap<String, Channel<LaneCounters>>,
+    /// Per lane: messages (video frames on the video's lane) received so far, and
+    /// bytes received in the current counter interval.
+    received: BTreeMap<String, (u64, u64)>,
     next_counters: u64,
 }
 
 impl<'a> LiveRecording<'a> {
-    /// Creates the file with the run's description and its phase marks.
+    /// Creates the file with the run's description and its first phase mark.
     pub(crate) fn create(
         path: &Path,
         info: &RunInfo,
         spec: &'a WorkloadSpec,
+        profile: &Profile,
         start_ns: u64,
         options: &DemoOptions,
     ) -> Result<Self, DemoError> {
@@ -67,15 +73,24 @@ impl<'a> LiveRecording<'a> {
         let marks = rec.channel::<PhaseMark>(&topic("demo", "phase"))?;
         rec.write(run, start_ns, info)?;
         let name = if info.protected { "bauxite" } else { "standard stack" };
-        let phase = info.phase;
-        rec.write(marks, start_ns, &PhaseMark { phase, event: format!("{name}: link {}", options.fast) })?;
+        let (phase, fast) = (info.phase, options.fast);
+        let mark = PhaseMark { phase, event: format!("{name}: link {fast}"), link_rate_bps: Some(fast.bps()) };
+        rec.write(marks, start_ns, &mark)?;
+        let stream_lanes: Vec<String> = spec.streams.iter().map(|s| lane_of(profile, Protocol::Udp, s.port)).collect();
+        let video_lane = lane_of(profile, Protocol::Tcp, spec.video_port);
         let (mut latency, mut lost, mut counters) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
-        for lane in LANES {
-            if lane != "bulk" {
-                latency.insert(lane, rec.channel::<LatencySample>(&topic("lanes", &format!("{lane}/latency")))?);
-                lost.insert(lane, rec.channel::<LostMessage>(&topic("lanes", &format!("{lane}/lost")))?);
+        for lane in &stream_lanes {
+            if !latency.contains_key(lane) {
+                latency
+                    .insert(lane.clone(), rec.channel::<LatencySample>(&topic("lanes", &format!("{lane}/latency")))?);
+                lost.insert(lane.clone(), rec.channel::<LostMessage>(&topic("lanes", &format!("{lane}/lost")))?);
             }
-            counters.insert(lane, rec.channel::<LaneCounters>(&topic("lanes", &format!("{lane}/counters")))?);
+        }
+        for lane in stream_lanes.iter().chain([&video_lane]) {
+            if !counters.contains_key(lane) {
+                counters
+                    .insert(lane.clone(), rec.channel::<LaneCounters>(&topic("lanes", &format!("{lane}/counters")))?);
+            }
         }
         Ok(Self {
             state: rec.channel::<ShaperState>(&topic("shaper", "state"))?,
@@ -87,19 +102,24 @@ impl<'a> LiveRecording<'a> {
             spec,
             start_ns,
             data: PhaseData::new(start_ns, info.drop_at_ns, info.duration_ns),
+            critical: info.critical_streams.iter().map(|s| s.port).collect(),
+            received: counters.keys().map(|lane| (lane.clone(), (0, 0))).collect(),
+            stream_lanes,
+            video_lane,
             latency,
             lost,
             counters,
-            received: LANES.into_iter().map(|lane| (lane, (0, 0))).collect(),
             next_counters: start_ns + COUNTER_INTERVAL_NS,
         })
     }
 
-    /// Marks an event of the run (e.g. the link rate dropping) when it happens. Stamps
-    /// must move forward as the run does: the recorder closes a chunk a second of
-    /// stamped time, and a future stamp would hold back the chunks before it.
-    pub(crate) fn mark(&mut self, t: u64, event: String) -> Result<(), DemoError> {
-        self.rec.write(self.marks, t, &PhaseMark { phase: self.phase, event })?;
+    /// The link rate dropped at `t` (to `rate`): marked in the recording, and the
+    /// start of the figures' windows (see [`PhaseData::dropped`]).
+    pub(crate) fn link_dropped(&mut self, t: u64, rate: BitRate) -> Result<(), DemoError> {
+        self.data.dropped(t);
+        let mark =
+            PhaseMark { phase: self.phase, event: format!("link drops to {rate}"), link_rate_bps: Some(rate.bps()) };
+        self.rec.write(self.marks, t, &mark)?;
         Ok(())
     }
 
@@ -112,9 +132,7 @@ impl<'a> LiveRecording<'a> {
     ) -> Result<(), DemoError> {
         let mut batch: Vec<(u64, Event)> = events
             .map(|e| match e {
-                WorkloadEvent::Message { stream, arrival } => {
-                    (arrival.received_ns, Event::Message(lane_of(self.spec.streams[stream].port), arrival))
-                }
+                WorkloadEvent::Message { stream, arrival } => (arrival.received_ns, Event::Message(stream, arrival)),
                 WorkloadEvent::Frame(f) => (f.received_ns, Event::Frame(f)),
                 WorkloadEvent::Update(u) => (u.tick_ns, Event::Update(u)),
             })
@@ -139,7 +157,7 @@ impl<'a> LiveRecording<'a> {
                 }
             }
             for seq in arrived.iter().enumerate().filter(|(_, a)| !**a).map(|(seq, _)| seq as u32) {
-                let message = LostMessage { lane: lane_of(stream.port).into(), stream: stream.port, seq };
+                let message = LostMessage { lane: self.stream_lanes[i].clone(), stream: stream.port, seq };
                 lost.push((due_ns(self.start_ns, seq, stream.rate_hz), Event::Lost(message)));
             }
         }
@@ -159,28 +177,28 @@ impl<'a> LiveRecording<'a> {
             self.write_counters()?;
         }
         match event {
-            Event::Message(lane, a) => {
-                let size = self.spec.streams.iter().find(|s| s.port == a.header.stream).map_or(0, |s| s.size);
-                let entry = self.received.entry(lane).or_default();
+            Event::Message(stream, a) => {
+                let lane = &self.stream_lanes[stream];
+                let entry = self.received.entry(lane.clone()).or_default();
                 entry.0 += 1;
-                entry.1 += size as u64;
+                entry.1 += self.spec.streams[stream].size as u64;
                 let sample = LatencySample {
-                    lane: lane.into(),
+                    lane: lane.clone(),
                     stream: a.header.stream,
                     seq: a.header.seq,
                     sent_ns: a.header.sent_ns,
                     latency_ms: a.latency_ms(),
                 };
                 self.rec.write(self.latency[lane], t, &sample)?;
-                if lane == "critical" {
+                if self.critical.contains(&a.header.stream) {
                     self.data.arrived(a.header.sent_ns, t);
                 }
             }
             Event::Lost(l) => {
-                if l.lane == "critical" {
+                if self.critical.contains(&l.stream) {
                     self.data.lost(t);
                 }
-                self.rec.write(self.lost[l.lane.as_str()], t, &l)?;
+                self.rec.write(self.lost[&l.lane], t, &l)?;
             }
             Event::Update(u) => {
                 self.data.updated(t, u.sent_ns);
@@ -188,11 +206,13 @@ impl<'a> LiveRecording<'a> {
                 self.rec.write(self.updates, t, &message)?;
             }
             Event::State(s) => {
-                self.data.bulk_dropped_packets = s.bulk_early_drops;
+                // A cumulative counter: a sample that read less (a restarted or
+                // unreadable daemon) does not undo what was counted.
+                self.data.bulk_dropped_packets = self.data.bulk_dropped_packets.max(s.bulk_early_drops);
                 self.rec.write(self.state, t, &s)?;
             }
             Event::Frame(f) => {
-                let entry = self.received.entry("bulk").or_default();
+                let entry = self.received.entry(self.video_lane.clone()).or_default();
                 entry.0 += 1;
                 entry.1 += u64::from(f.bytes);
                 self.data.frame(t, f.bytes);
@@ -206,16 +226,25 @@ impl<'a> LiveRecording<'a> {
     /// Each lane's counters at the end of the current interval.
     fn write_counters(&mut self) -> Result<(), DemoError> {
         let at = self.next_counters;
+        let elapsed_s = (at - self.start_ns) as f64 / 1e9;
+        // Messages (video frames on the video's lane) the schedule had sent by now.
+        let by_rate = |hz: f64| (elapsed_s * hz) as u64 + 1;
         for (lane, (count, bytes)) in &mut self.received {
-            let sent = sent_by(self.spec, lane, at - self.start_ns);
+            let mut sent: u64 = (self.spec.streams.iter().zip(&self.stream_lanes))
+                .filter(|(_, l)| *l == lane)
+                .map(|(s, _)| by_rate(s.rate_hz))
+                .sum();
+            if *lane == self.video_lane {
+                sent += by_rate(f64::from(self.spec.video.fps));
+            }
             let c = LaneCounters {
-                lane: lane.to_string(),
+                lane: lane.clone(),
                 sent,
                 received: *count,
-                dropped: sent.saturating_sub(*count),
+                not_received: sent.saturating_sub(*count),
                 bitrate_bps: *bytes as f64 * 8.0 / (COUNTER_INTERVAL_NS as f64 / 1e9),
             };
-            self.rec.write(self.counters[lane], at, &c)?;
+            self.rec.write(self.counters[lane.as_str()], at, &c)?;
             *bytes = 0;
         }
         self.next_counters += COUNTER_INTERVAL_NS;
@@ -223,12 +252,12 @@ impl<'a> LiveRecording<'a> {
     }
 }
 
-/// Messages a lane's streams had sent `elapsed_ns` into the phase (by their schedule).
-/// For the bulk lane, video frames the camera had produced.
-fn sent_by(spec: &WorkloadSpec, lane: &str, elapsed_ns: u64) -> u64 {
-    let by_rate = |hz: f64| (elapsed_ns as f64 / 1e9 * hz) as u64 + 1;
-    if lane == "bulk" {
-        return by_rate(f64::from(spec.video.fps));
-    }
-    spec.streams.iter().filter(|s| lane_of(s.port) == lane).map(|s| by_rate(s.rate_hz)).sum()
+/// The lane `profile` gives `protocol` traffic to `port`: its first matching port
+/// rule, else its default lane.
+pub(crate) fn lane_of(profile: &Profile, protocol: Protocol, port: u16) -> String {
+    let matches = |m: &Match| match m {
+        Match::Port { protocol: p, ports, .. } => (*p == protocol || *p == Protocol::Any) && ports.contains(port),
+        Match::Dscp(_) => false,
+    };
+    profile.rules.iter().find(|r| matches(&r.matches)).map_or(&profile.default_lane, |r| &r.lane).clone()
 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bauxite_core::{BitRate, DEFAULT_REFLECTOR_PORT, Profile, RateSetting};
+use bauxite_core::{BitRate, DEFAULT_REFLECTOR_PORT, Profile, Protocol, RateSetting};
 use bauxite_netlab::testbed::{BASE_ADDR, ROBOT_IFACE};
 use bauxite_netlab::workload::{RunningWorkload, WorkloadSpec};
 use bauxite_netlab::{ChainOptions, ChainTestbed, Namespace, monotonic_ns};
@@ -15,7 +15,7 @@ use bauxite_shaper::state::ShaperStatus;
 use bauxite_telemetry::messages::{RunInfo, ShaperState, StreamRate};
 
 use crate::analysis::PhaseData;
-use crate::live::LiveRecording;
+use crate::live::{LiveRecording, lane_of};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -67,8 +67,13 @@ pub enum DemoError {
     Shaper(String),
 }
 
-/// A child process stopped with SIGTERM (so the daemon cleans up) when dropped.
+/// A child process stopped with SIGTERM (so the daemon cleans up) when dropped;
+/// one that has not exited after [`STOP_GRACE`] is killed (the shaper fails open,
+/// and its namespace is removed with the testbed anyway).
 struct Process(Child);
+
+/// How long a daemon gets to clean up after SIGTERM.
+const STOP_GRACE: Duration = Duration::from_secs(5);
 
 impl Drop for Process {
     fn drop(&mut self) {
@@ -77,6 +82,15 @@ impl Drop for Process {
         unsafe {
             libc::kill(self.0.id() as i32, libc::SIGTERM);
         }
+        let deadline = Instant::now() + STOP_GRACE;
+        while Instant::now() < deadline {
+            if !matches!(self.0.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        tracing::warn!(pid = self.0.id(), "a daemon ignored SIGTERM for {STOP_GRACE:?}; killing it");
+        let _ = self.0.kill();
         let _ = self.0.wait();
     }
 }
@@ -94,12 +108,10 @@ fn log(dir: &Path, name: &str) -> Result<std::fs::File, DemoError> {
     std::fs::File::create(&path).map_err(|e| DemoError::Io(path.display().to_string(), e))
 }
 
-fn shaper_status(ns: &Namespace, exe: &Path) -> serde_json::Value {
-    in_ns(ns, exe, &["status", "--iface", ROBOT_IFACE, "--json"])
-        .output()
-        .ok()
-        .and_then(|o| serde_json::from_slice(&o.stdout).ok())
-        .unwrap_or_default()
+/// `bauxite status --json` in the robot namespace; `None` when it did not answer.
+fn shaper_status(ns: &Namespace, exe: &Path) -> Option<serde_json::Value> {
+    let output = in_ns(ns, exe, &["status", "--iface", ROBOT_IFACE, "--json"]).output().ok()?;
+    serde_json::from_slice(&output.stdout).ok()
 }
 
 /// The profile phase 2 runs with.
@@ -128,10 +140,11 @@ pub fn run_phase(
 ) -> Result<PhaseData, DemoError> {
     let tb = ChainTestbed::create(&ChainOptions { rate: options.fast, ..Default::default() })?;
     let mut processes = Vec::new();
+    // Phase 1 runs no shaper; its recording is still checked against the same targets.
+    let profile = protected_profile(options.rate);
     if phase == 2 {
-        let profile = protected_profile(options.rate);
         let config = dir.join("profile.yaml");
-        std::fs::write(&config, serde_json::to_vec_pretty(&profile).expect("a profile serializes"))
+        std::fs::write(&config, serde_yaml_ng::to_string(&profile).expect("a profile serializes"))
             .map_err(|e| DemoError::Io(config.display().to_string(), e))?;
         if options.rate.is_none() {
             let reflector = in_ns(&tb.base, &options.exe, &["reflect"]).stderr(log(dir, "reflect.log")?).spawn();
@@ -143,7 +156,7 @@ pub fn run_phase(
             .spawn();
         processes.push(Process(up.map_err(|e| DemoError::Io("starting bauxite up".into(), e))?));
         let deadline = Instant::now() + Duration::from_secs(20);
-        while shaper_status(&tb.robot, &options.exe)["daemon"] != "running" {
+        while shaper_status(&tb.robot, &options.exe).is_none_or(|s| s["daemon"] != "running") {
             if Instant::now() > deadline {
                 return Err(DemoError::Shaper("no status after 20 s".into()));
             }
@@ -162,7 +175,7 @@ pub fn run_phase(
     spec.control_loop_phase = Duration::from_secs_f64((f64::from(trial) * 0.618_034).fract() * period);
     let start_ns = monotonic_ns();
     let started = Instant::now();
-    let targets = &Profile::robot().targets;
+    let targets = &profile.targets;
     let info = RunInfo {
         trial,
         phase,
@@ -174,7 +187,7 @@ pub fn run_phase(
         critical_streams: spec
             .streams
             .iter()
-            .filter(|s| lane_of(s.port) == "critical")
+            .filter(|s| lane_of(&profile, Protocol::Udp, s.port) == profile.lanes[0].name)
             .map(|s| StreamRate { port: s.port, rate_hz: s.rate_hz })
             .collect(),
         shaper_rate: (phase == 2).then(|| options.rate.map_or("auto".into(), |r| r.to_string())),
@@ -183,11 +196,11 @@ pub fn run_phase(
         target_update_delay_mean_ms: targets.update_delay_mean.as_secs_f64() * 1e3,
         target_critical_loss_pct: targets.critical_loss_pct,
     };
-    let mut recording = LiveRecording::create(mcap, &info, &spec, start_ns, options)?;
+    let mut recording = LiveRecording::create(mcap, &info, &spec, &profile, start_ns, options)?;
     let (tap, live) = std::sync::mpsc::channel();
     let workload =
         RunningWorkload::start(&tb, &spec, Some(tap)).map_err(|e| DemoError::Io("starting the workload".into(), e))?;
-    let state = || if phase == 2 { shaper_state(&tb.robot, &options.exe) } else { ShaperState::inactive() };
+    let state = || if phase == 2 { shaper_state(&tb.robot, &options.exe) } else { Some(ShaperState::inactive()) };
     let mut dropped = false;
     // Written as it happens (a batch every 100 ms): if the demo is killed, the
     // recording keeps everything up to its last closed chunk.
@@ -197,34 +210,35 @@ pub fn run_phase(
         }
         if !dropped && started.elapsed() >= options.drop_at {
             tb.set_rate(options.slow)?;
-            recording.mark(monotonic_ns(), format!("link drops to {}", options.slow))?;
+            // The drop as it happened (the figures' windows start here), not as planned.
+            recording.link_dropped(monotonic_ns(), options.slow)?;
             dropped = true;
         }
-        recording.write(live.try_iter(), Some((monotonic_ns(), state())))?;
-        std::thread::sleep(Duration::from_millis(100));
+        recording.write(live.try_iter(), state().map(|s| (monotonic_ns(), s)))?;
+        // Wake for the drop on time, else every 100 ms.
+        let next = started.elapsed() + Duration::from_millis(100);
+        let next = if dropped { next } else { next.min(options.drop_at) };
+        std::thread::sleep(next.saturating_sub(started.elapsed()));
     }
-    let last_state = (monotonic_ns(), state());
+    let last_state = state().map(|s| (monotonic_ns(), s));
     let result = workload.stop(Duration::from_secs(1));
     drop(processes);
-    recording.write(live.try_iter(), Some(last_state))?;
+    recording.write(live.try_iter(), last_state)?;
     recording.finish(&result)
 }
 
-/// The shaper's state as `bauxite status --json` reports it in the robot namespace.
-fn shaper_state(ns: &Namespace, exe: &Path) -> ShaperState {
-    let s = shaper_status(ns, exe);
+/// The shaper's state as `bauxite status --json` reports it in the robot namespace;
+/// `None` when the status could not be read (the sample is skipped, not recorded as
+/// an inactive shaper).
+fn shaper_state(ns: &Namespace, exe: &Path) -> Option<ShaperState> {
+    let s = shaper_status(ns, exe)?;
     let status: Option<ShaperStatus> = serde_json::from_value(s["shaper"].clone()).ok();
     let bulk = status.as_ref().and_then(|st| st.lanes.iter().find(|l| l.name == "bulk"));
-    ShaperState {
+    Some(ShaperState {
         active: s["daemon"] == "running",
         congested: status.as_ref().is_some_and(|st| st.congested),
         link_rate_bps: status.as_ref().map_or(0, |st| st.link_rate_bps),
         bulk_drop_probability: bulk.map_or(0.0, |l| l.drop_probability),
         bulk_early_drops: bulk.map_or(0, |l| l.early_drops),
-    }
-}
-
-/// The lane a workload stream travels in under the robot profile.
-pub(crate) fn lane_of(port: u16) -> &'static str {
-    if port == 7410 { "telemetry" } else { "critical" }
+    })
 }

@@ -81,6 +81,26 @@ fn missed_targets_fail_with_the_failing_checks_named() {
 }
 
 #[test]
+fn a_window_where_everything_was_lost_fails_every_check() {
+    let path = recording("all-lost", |_| 1, false);
+    // Rewrite it with every message after the drop lost.
+    let mut rec = Recorder::create(&path).unwrap();
+    let run = rec.channel::<RunInfo>(&topic("demo", "run")).unwrap();
+    let lost = rec.channel::<LostMessage>(&topic("lanes", "critical/lost")).unwrap();
+    rec.write(run, START, &info()).unwrap();
+    for i in 0..1000u64 {
+        rec.write(lost, START + i * 10 * MS, &LostMessage { lane: "critical".into(), stream: 7401, seq: i as u32 })
+            .unwrap();
+    }
+    rec.finish().unwrap();
+    let report = audit(&path).unwrap();
+    assert_eq!((report.summary.critical_messages, report.summary.critical_received), (700, 0));
+    assert!(report.checks.iter().all(|c| !c.pass), "nothing arrived, nothing passes: {report}");
+    assert!(report.to_string().contains("mean — "), "no latency figures are printed: {report}");
+    std::fs::remove_file(path).ok();
+}
+
+#[test]
 fn bad_files_are_errors_that_name_the_problem() {
     let not_mcap = temp("garbage");
     std::fs::write(&not_mcap, b"not a recording").unwrap();

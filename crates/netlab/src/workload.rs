@@ -124,16 +124,32 @@ pub enum WorkloadEvent {
 pub type Tap = std::sync::mpsc::Sender<WorkloadEvent>;
 
 /// A workload running on a testbed until [`RunningWorkload::stop`].
+///
+/// Dropped without [`RunningWorkload::stop`] (an early return, a panic), it tells
+/// every thread to stop, so none outlives the testbed it measures.
 pub struct RunningWorkload {
     /// Stops the senders.
     send_stop: Arc<AtomicBool>,
     /// Stops the receivers and the control loop, after the drain time.
     receive_stop: Arc<AtomicBool>,
+    /// `None` once stopped.
+    threads: Option<Threads>,
+}
+
+/// The workload's threads.
+struct Threads {
     receivers: Vec<JoinHandle<(Vec<Arrival>, u64)>>,
     senders: Vec<JoinHandle<u32>>,
     video_rx: JoinHandle<Vec<FrameArrival>>,
     video_tx: JoinHandle<VideoSendLog>,
     control: JoinHandle<Vec<ControlUpdate>>,
+}
+
+impl Drop for RunningWorkload {
+    fn drop(&mut self) {
+        self.send_stop.store(true, Ordering::Relaxed);
+        self.receive_stop.store(true, Ordering::Relaxed);
+    }
 }
 
 /// The newest correction received: its sequence number and send time.
@@ -204,23 +220,25 @@ impl RunningWorkload {
             traffic::set_congestion_control(&stream, &cc).expect("set the video's congestion control");
             video::send_video(stream, &video_spec, &tx_stop)
         });
-        Ok(Self { send_stop, receive_stop: stop, receivers, senders, video_rx, video_tx, control })
+        let threads = Threads { receivers, senders, video_rx, video_tx, control };
+        Ok(Self { send_stop, receive_stop: stop, threads: Some(threads) })
     }
 
     /// Stops senders, waits `drain` for messages in flight, stops receivers and
     /// returns what was measured.
-    pub fn stop(self, drain: Duration) -> WorkloadResult {
+    pub fn stop(mut self, drain: Duration) -> WorkloadResult {
+        let threads = self.threads.take().expect("threads until stopped");
         self.send_stop.store(true, Ordering::Relaxed);
-        let sent = self.senders.into_iter().map(|h| h.join().expect("sender")).collect();
-        let video = self.video_tx.join().expect("video sender");
+        let sent = threads.senders.into_iter().map(|h| h.join().expect("sender")).collect();
+        let video = threads.video_tx.join().expect("video sender");
         std::thread::sleep(drain);
         self.receive_stop.store(true, Ordering::Relaxed);
         WorkloadResult {
-            arrivals: self.receivers.into_iter().map(|h| h.join().expect("receiver").0).collect(),
+            arrivals: threads.receivers.into_iter().map(|h| h.join().expect("receiver").0).collect(),
             sent,
-            frames: self.video_rx.join().expect("video receiver"),
+            frames: threads.video_rx.join().expect("video receiver"),
             video,
-            updates: self.control.join().expect("control loop"),
+            updates: threads.control.join().expect("control loop"),
         }
     }
 }

@@ -208,7 +208,12 @@ impl RateController {
 
     /// No answer to probes for a while: the far side's queue is so full that probes
     /// drown in it (or the path is down); treat it as a growing queue.
+    /// While a deep queue drains, silence is expected (probes wait behind the queue)
+    /// and the drain is already the answer.
     pub fn on_silence(&mut self, now: Duration, achieved: BitRate) -> Option<BitRate> {
+        if self.drain.is_some() {
+            return None;
+        }
         self.decrease(now, achieved)
     }
 
@@ -572,6 +577,18 @@ mod tests {
         let before = c.baseline().unwrap();
         c.on_rtt(40 * MS, 200 * MS, mbit(1.0));
         assert_eq!(c.baseline().unwrap(), before, "a queue is not learnt as the baseline");
+    }
+
+    #[test]
+    fn silence_while_draining_changes_nothing() {
+        let mut c = RateController::new(&policy());
+        for i in 0..10 {
+            c.on_rtt(i * 20 * MS, 2 * MS, mbit(1.5));
+        }
+        c.on_rtt(200 * MS, 302 * MS, mbit(1.5));
+        assert_eq!(c.on_rtt(205 * MS, 302 * MS, mbit(1.5)), Some(mbit(0.75)), "draining");
+        assert_eq!(c.on_silence(600 * MS, mbit(0.7)), None, "probes drown in the queue being drained");
+        assert_eq!(c.rate(), mbit(0.75));
     }
 
     #[test]

@@ -33,8 +33,10 @@ pub struct ChartError {
 pub struct Series {
     /// Legend text.
     pub name: String,
-    /// (x, y) points; gaps are simply absent points.
+    /// (x, y) points, in x order.
     pub points: Vec<(f64, f64)>,
+    /// Points further apart in x than this are not joined: the gap shows as one.
+    pub max_step: Option<f64>,
     /// (x, low, high) of the band around the line; empty for none.
     pub band: Vec<(f64, f64, f64)>,
 }
@@ -215,11 +217,22 @@ impl Draw for LineChart {
                 outline.extend(s.band.iter().rev().map(|b| (b.0, y(b.1))));
                 chart.draw_series(std::iter::once(Polygon::new(outline, c.mix(0.18).filled()))).map_err(err)?;
             }
-            chart
-                .draw_series(LineSeries::new(s.points.iter().map(|p| (p.0, y(p.1))), c.stroke_width(2)))
-                .map_err(err)?
-                .label(&s.name)
-                .legend(move |(x, yy)| PathElement::new(vec![(x, yy), (x + 20, yy)], c.stroke_width(3)));
+            let mut runs: Vec<Vec<(f64, f64)>> = Vec::new();
+            for p in &s.points {
+                match runs.last_mut() {
+                    Some(run) if s.max_step.is_none_or(|step| p.0 - run[run.len() - 1].0 <= step) => run.push(*p),
+                    _ => runs.push(vec![*p]),
+                }
+            }
+            for (k, run) in runs.iter().enumerate() {
+                let line = chart
+                    .draw_series(LineSeries::new(run.iter().map(|p| (p.0, y(p.1))), c.stroke_width(2)))
+                    .map_err(err)?;
+                if k == 0 {
+                    line.label(&s.name)
+                        .legend(move |(x, yy)| PathElement::new(vec![(x, yy), (x + 20, yy)], c.stroke_width(3)));
+                }
+            }
         }
         let dashed = |from: (f64, f64), to: (f64, f64)| {
             DashedPathElement::new(vec![from, to], 6, 4, BLACK.mix(0.6).stroke_width(1))
@@ -408,6 +421,7 @@ mod tests {
                 name: "standard stack".into(),
                 points: vec![(0.0, 0.2), (5.0, 400.0), (10.0, 480.0)],
                 band: vec![(0.0, 0.1, 0.3), (5.0, 300.0, 500.0), (10.0, 450.0, 510.0)],
+                max_step: Some(6.0),
             }],
             references: vec![(2.0, "2 ms target".into())],
             markers: vec![(5.0, "link drops".into())],

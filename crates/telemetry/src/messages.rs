@@ -33,7 +33,7 @@ pub struct LaneCounters {
     /// Messages (frames) received since the start.
     pub received: u64,
     /// Messages (frames) not received: lost, dropped, skipped or still in flight.
-    pub dropped: u64,
+    pub not_received: u64,
     /// Received bit rate over the interval, bit/s.
     pub bitrate_bps: f64,
 }
@@ -114,13 +114,14 @@ pub struct RunInfo {
     pub protected: bool,
     /// Length of the run, ns.
     pub duration_ns: u64,
-    /// When the link rate dropped, ns after the start.
+    /// When the link rate is planned to drop, ns after the start; the recording's
+    /// phase mark with `link_rate_bps` = `link_after_bps` says when it did.
     pub drop_at_ns: u64,
     /// Link rate before the drop, bit/s.
     pub link_before_bps: u64,
     /// Link rate after the drop, bit/s.
     pub link_after_bps: u64,
-    /// The critical streams.
+    /// The critical streams: their messages (on whatever lane) make the figures.
     pub critical_streams: Vec<StreamRate>,
     /// The shaper's rate setting (`auto` or a rate), when protected.
     pub shaper_rate: Option<String>,
@@ -150,8 +151,10 @@ pub struct StreamRate {
 pub struct PhaseMark {
     /// Phase number (1 standard stack, 2 protected).
     pub phase: u32,
-    /// What happens from here on, e.g. `link 1.5 Mbit/s`.
+    /// What happens from here on, e.g. `link drops to 1500kbit`.
     pub event: String,
+    /// The link rate from here on, bit/s, when the mark is a change of it.
+    pub link_rate_bps: Option<u64>,
 }
 
 /// The channel name of `what` in `part`: `/bauxite/<part>/<what>`.

@@ -18,14 +18,17 @@ fn record(recorder: &mut Recorder, seconds: u64) {
     let shaper = recorder.channel::<ShaperState>(&topic("shaper", "state")).unwrap();
     let video = recorder.channel::<VideoFrame>(&topic("video", "frames")).unwrap();
     let phase = recorder.channel::<PhaseMark>(&topic("demo", "phase")).unwrap();
-    recorder.write(phase, 0, &PhaseMark { phase: 2, event: "link 50 Mbit/s".into() }).unwrap();
+    recorder
+        .write(phase, 0, &PhaseMark { phase: 2, event: "link 50 Mbit/s".into(), link_rate_bps: Some(50_000_000) })
+        .unwrap();
     for i in 0..seconds * 100 {
         let t = i * 10_000_000;
         let sample =
             LatencySample { lane: "critical".into(), stream: 7401, seq: i as u32, sent_ns: t, latency_ms: 0.1 };
         recorder.write(latency, t, &sample).unwrap();
         if i % 10 == 0 {
-            let c = LaneCounters { lane: "critical".into(), sent: i, received: i, dropped: 0, bitrate_bps: 42_400.0 };
+            let c =
+                LaneCounters { lane: "critical".into(), sent: i, received: i, not_received: 0, bitrate_bps: 42_400.0 };
             recorder.write(counters, t, &c).unwrap();
             let s = ShaperState {
                 active: true,
