@@ -317,9 +317,9 @@ impl Default for PolicyConfig {
     }
 }
 
-/// Limits that move the supervisor up a mode: reaching any one counts.
+/// Limits that move the supervisor from NORMAL to DEGRADED: reaching any one counts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Limits {
     /// Fill of the fullest queue, 0–1.
     #[serde(deserialize_with = "fraction")]
@@ -333,7 +333,7 @@ pub struct Limits {
 
 /// Limits the bridge must stay at or under for `hold` to step down from DEGRADED.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct RecoverLimits {
     /// Fill of the fullest queue, 0–1.
     #[serde(deserialize_with = "fraction")]
@@ -350,7 +350,7 @@ pub struct RecoverLimits {
 
 /// Limits that, held for `after`, mean extreme failure.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct EmergencyLimits {
     /// Fill of the fullest queue, 0–1.
     #[serde(deserialize_with = "fraction")]
@@ -363,6 +363,24 @@ pub struct EmergencyLimits {
     /// How long without a break.
     #[serde(with = "duration_text")]
     pub after: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self { queue_fill: 0.5, lag: Duration::from_millis(100), errors: 5 }
+    }
+}
+
+impl Default for RecoverLimits {
+    fn default() -> Self {
+        Self { queue_fill: 0.2, lag: Duration::from_millis(20), errors: 0, hold: Duration::from_secs(5) }
+    }
+}
+
+impl Default for EmergencyLimits {
+    fn default() -> Self {
+        Self { queue_fill: 1.0, lag: Duration::from_secs(2), errors: 100, after: Duration::from_secs(3) }
+    }
 }
 
 impl EmergencyLimits {
@@ -395,19 +413,9 @@ impl Default for SupervisorConfig {
         Self {
             tick: Duration::from_millis(100),
             error_window: Duration::from_secs(1),
-            degrade: Limits { queue_fill: 0.5, lag: Duration::from_millis(100), errors: 5 },
-            recover: RecoverLimits {
-                queue_fill: 0.2,
-                lag: Duration::from_millis(20),
-                errors: 0,
-                hold: Duration::from_secs(5),
-            },
-            emergency: EmergencyLimits {
-                queue_fill: 1.0,
-                lag: Duration::from_secs(2),
-                errors: 100,
-                after: Duration::from_secs(3),
-            },
+            degrade: Limits::default(),
+            recover: RecoverLimits::default(),
+            emergency: EmergencyLimits::default(),
         }
     }
 }
@@ -790,7 +798,7 @@ policy:
         assert_eq!(e.line, Some(8), "{e}");
         let e = parse_text(&GOOD.replace("name: /scan", "name: /scan/")).unwrap_err();
         assert_eq!((e.line, e.key.as_deref()), (Some(3), Some("topics[0].name")), "{e}");
-        let text = format!("{GOOD}supervisor:\n  degrade: {{queue_fill: 1.5, lag: 1s, errors: 3}}\n");
+        let text = format!("{GOOD}supervisor:\n  degrade: {{queue_fill: 1.5}}\n");
         let e = parse_text(&text).unwrap_err();
         assert_eq!(e.line, Some(14), "{e}");
         assert!(e.message.contains("between 0 and 1"), "{e}");
@@ -812,6 +820,16 @@ policy:
         assert_eq!(e.line, Some(1), "{e}");
         let e = parse_text("topics:\n  - {name: /scan, type: LaserScan}\n").unwrap_err();
         assert_eq!((e.line, e.key.as_deref()), (Some(2), Some("topics[0].type")), "{e}");
+    }
+
+    #[test]
+    fn nested_sections_take_defaults_for_what_they_omit() {
+        let c = parse_text(&format!("{GOOD}supervisor:\n  recover: {{hold: 2s}}\n")).unwrap();
+        assert_eq!(c.supervisor.recover.hold, Duration::from_secs(2));
+        assert_eq!(c.supervisor.recover.queue_fill, 0.2);
+        assert_eq!(c.supervisor.degrade, Limits::default());
+        let e = parse_text(&format!("{GOOD}supervisor:\n  recover: {{queue_fill: 0.9}}\n")).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("supervisor.recover"), "{e}");
     }
 
     #[test]

@@ -12,6 +12,9 @@ the bridge forwarding another implementation's samples to another implementation
        prints `ready` once created, then one JSON line per sample
        {"seq": n, "recv_ns": t, "latency_ns": d}, and stops after `--expect` samples, after `--idle`
        seconds without one (once something arrived), or at `--timeout`.
+  diag --topic rt/diagnostics [--timeout 30]
+       reads `diagnostic_msgs/msg/DiagnosticArray` and prints one JSON line per status
+       {"recv_ns": t, "level": l, "name": n, "message": m, "values": {k: v}} until `--timeout`.
 
 Unless CYCLONEDDS_URI is set, Cyclone is confined to the loopback interface with unicast discovery
 to 127.0.0.1, so nothing leaves the machine.
@@ -36,7 +39,7 @@ from dataclasses import dataclass  # noqa: E402
 from cyclonedds.core import Policy, Qos  # noqa: E402
 from cyclonedds.domain import DomainParticipant  # noqa: E402
 from cyclonedds.idl import IdlStruct  # noqa: E402
-from cyclonedds.idl.types import float32, int32, sequence, uint32  # noqa: E402
+from cyclonedds.idl.types import float32, int32, sequence, uint8, uint32  # noqa: E402
 from cyclonedds.pub import DataWriter  # noqa: E402
 from cyclonedds.sub import DataReader  # noqa: E402
 from cyclonedds.topic import Topic  # noqa: E402
@@ -67,6 +70,27 @@ class LaserScan_(IdlStruct, typename="sensor_msgs::msg::dds_::LaserScan_"):
     range_max: float32
     ranges: sequence[float32]
     intensities: sequence[float32]
+
+
+@dataclass
+class KeyValue_(IdlStruct, typename="diagnostic_msgs::msg::dds_::KeyValue_"):
+    key: str
+    value: str
+
+
+@dataclass
+class DiagnosticStatus_(IdlStruct, typename="diagnostic_msgs::msg::dds_::DiagnosticStatus_"):
+    level: uint8
+    name: str
+    message: str
+    hardware_id: str
+    values: sequence[KeyValue_]
+
+
+@dataclass
+class DiagnosticArray_(IdlStruct, typename="diagnostic_msgs::msg::dds_::DiagnosticArray_"):
+    header: Header_
+    status: sequence[DiagnosticStatus_]
 
 
 def qos(best_effort: bool) -> Qos:
@@ -137,9 +161,26 @@ def subscribe(args) -> None:
         time.sleep(0.001)
 
 
+def diagnostics(args) -> None:
+    dp = DomainParticipant(args.domain)
+    topic = Topic(dp, args.topic, DiagnosticArray_)
+    reader = DataReader(dp, topic, qos(args.best_effort))
+    print("ready", flush=True)
+    deadline = time.monotonic() + args.timeout
+    while time.monotonic() < deadline:
+        for array in reader.take(N=16):
+            if not isinstance(array, DiagnosticArray_):
+                continue
+            for st in array.status:
+                values = {kv.key: kv.value for kv in st.values}
+                line = {"recv_ns": time.time_ns(), "level": st.level, "name": st.name, "message": st.message}
+                print(json.dumps({**line, "values": values}), flush=True)
+        time.sleep(0.01)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("mode", choices=["pub", "sub"])
+    parser.add_argument("mode", choices=["pub", "sub", "diag"])
     parser.add_argument("--topic", required=True)
     parser.add_argument("--domain", type=int, default=0)
     parser.add_argument("--best-effort", action="store_true")
@@ -151,7 +192,7 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=3.0)
     parser.add_argument("--expect", type=int, default=0)
     args = parser.parse_args()
-    publish(args) if args.mode == "pub" else subscribe(args)
+    {"pub": publish, "sub": subscribe, "diag": diagnostics}[args.mode](args)
 
 
 if __name__ == "__main__":

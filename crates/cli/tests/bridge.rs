@@ -125,6 +125,17 @@ impl Proc {
         panic!("{} did not finish within {timeout:?}", self.name);
     }
 
+    /// SIGTERM; returns its remaining stdout (for peers, which print there).
+    fn terminate_stdout(mut self) -> Vec<String> {
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline && self.child.try_wait().ok().flatten().is_none() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        self.stdout.try_iter().collect()
+    }
+
     /// SIGTERM; returns all its stderr.
     fn terminate(mut self) -> Vec<String> {
         let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
@@ -312,5 +323,85 @@ fn a_slow_probe_responder_is_demoted_and_the_noncritical_path_drops_to_three_hz(
     // 3 Hz of a 30 Hz input for 10 s: 30 samples (one more for a token carried over).
     assert!((28..=32).contains(&non.len()), "{} noncritical samples; log:\n{log}", non.len());
     assert!(!log.contains("NONCRITICAL → CRITICAL"), "no flapping:\n{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_frozen_critical_reader_never_stalls_the_publisher_and_the_bridge_recovers_by_itself() {
+    let test = "bridge_cyclone_frozen_reader";
+    if !cyclone_or_skip(test) {
+        return;
+    }
+    let domain = "63";
+    let dir = temp_dir(test);
+    let config = format!(
+        "dds: {{domain_id: {domain}, interfaces: [127.0.0.1]}}\n\
+         topics:\n  - {{name: /scan, type: sensor_msgs/msg/LaserScan}}\n\
+         telemetry: {{status_every: 1s}}\n"
+    );
+    let bridge = bridge(&dir, &config);
+    let idle = ["--idle", "60", "--timeout", "90"];
+    let sub = |name: &str, topic: &str, extra: &[&str]| {
+        let mut args = vec!["sub", "--domain", domain, "--topic", topic];
+        args.extend_from_slice(&idle);
+        args.extend_from_slice(extra);
+        Proc::peer(name, &args)
+    };
+    let healthy = sub("healthy critical subscriber", "rt/scan/critical", &[]);
+    let frozen = sub("frozen critical subscriber", "rt/scan/critical", &[]);
+    let noncritical = sub("noncritical subscriber", "rt/scan/noncritical", &["--best-effort"]);
+    let diag = Proc::peer(
+        "diagnostics subscriber",
+        &["diag", "--domain", domain, "--topic", "rt/diagnostics", "--timeout", "60"],
+    );
+    for p in [&healthy, &frozen, &noncritical, &diag] {
+        p.wait_stdout("ready", SETTLE);
+    }
+    bridge.wait_stderr("rt/scan/critical: 2 matched reader(s)", SETTLE);
+    bridge.wait_stderr("rt/scan/noncritical: 1 matched reader(s)", SETTLE);
+
+    let n = 900; // 30 s at 30 Hz
+    let publisher = Proc::peer(
+        "publisher",
+        &["pub", "--domain", domain, "--topic", "rt/scan", "--hz", "30", "--count", &n.to_string()],
+    );
+    std::thread::sleep(Duration::from_secs(3));
+    // A reader that stops acknowledging: the critical writer's window fills and writes block.
+    let _ = Command::new("kill").arg("-STOP").arg(frozen.child.id().to_string()).status();
+    bridge.wait_stderr("supervisor: NORMAL → DEGRADED", Duration::from_secs(10));
+    bridge.wait_stderr("supervisor: DEGRADED → EMERGENCY", Duration::from_secs(15));
+    // Cyclone's 10 s lease runs out for the frozen participant; the bridge steps down by itself.
+    bridge.wait_stderr("supervisor: EMERGENCY → DEGRADED", Duration::from_secs(30));
+    bridge.wait_stderr("supervisor: DEGRADED → NORMAL", Duration::from_secs(15));
+
+    let published: serde_json::Value = serde_json::from_str(&publisher.finish(Duration::from_secs(60))[0]).unwrap();
+    let seconds = published["seconds"].as_f64().unwrap();
+    assert!(seconds < 31.0, "the publisher was held back: {n} samples took {seconds:.1} s");
+    drop(frozen);
+    let log = bridge.terminate().join("\n");
+    let ok = arrivals(&healthy.terminate_stdout());
+    let non = arrivals(&noncritical.terminate_stdout());
+    let diag: Vec<serde_json::Value> = diag
+        .terminate_stdout()
+        .iter()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+
+    // The healthy critical reader gets the stream back once the frozen one is gone, to the end.
+    let last = ok.last().map_or(0, |a| a.seq);
+    assert_eq!(last, n - 1, "the healthy critical reader did not recover; log:\n{log}");
+    let after_recovery = ok.iter().filter(|a| a.seq >= n - 150).count();
+    assert!(after_recovery >= 145, "only {after_recovery} of the last 150 samples reached the healthy reader");
+    // Noncritical was suspended in DEGRADED and EMERGENCY, and forwards at 10 Hz again after.
+    assert!(non.iter().any(|a| a.seq >= n - 30), "noncritical did not resume");
+    // Diagnostics told a ROS 2 (Cyclone) reader about each mode, EMERGENCY as ERROR.
+    let levels: Vec<u64> = diag.iter().map(|d| d["level"].as_u64().unwrap()).collect();
+    assert!(levels.contains(&2), "no ERROR diagnostics: {levels:?}");
+    assert!(levels.contains(&1), "no WARN diagnostics: {levels:?}");
+    assert_eq!(levels.last(), Some(&0), "diagnostics do not end OK: {levels:?}");
+    let emergency = diag.iter().find(|d| d["level"] == 2).unwrap();
+    assert_eq!(emergency["values"]["mode"], "EMERGENCY");
+    assert!(emergency["message"].as_str().unwrap().contains("forwarding stopped"), "{emergency}");
     let _ = std::fs::remove_dir_all(&dir);
 }
