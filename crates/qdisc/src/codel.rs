@@ -40,9 +40,11 @@ impl Default for CodelConfig {
     }
 }
 
-/// CoDel's parameters in the units the state machine works in.
+/// CoDel's parameters in the units the state machine works in. `pub` only as the
+/// shared state of FQ-CoDel's flows; the module is private, so nothing outside the
+/// crate can name it.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct CodelLaw {
+pub struct CodelLaw {
     target: Nanos,
     interval: Nanos,
     mtu: u64,

@@ -108,7 +108,7 @@ impl Drr {
         }
     }
 
-    /// The class a packet with this DSCP goes to.
+    /// The class a packet with this DSCP (0..=63, not the TOS byte) goes to.
     pub fn class_of(&self, dscp: u8) -> usize {
         dscp::classify(&self.map, dscp)
     }

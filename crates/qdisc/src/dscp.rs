@@ -19,17 +19,26 @@ pub const AF43: u8 = 38;
 pub type DscpMap = [u8; 64];
 
 /// A map that sends every code point to `queue` except the listed ones.
+///
+/// # Panics
+/// If an exception names a DSCP above 63.
 pub fn map_with(queue: u8, exceptions: &[(u8, u8)]) -> DscpMap {
     let mut map = [queue; 64];
     for &(dscp, q) in exceptions {
-        map[usize::from(dscp & 63)] = q;
+        assert!(dscp < 64, "DSCP {dscp} is not a code point (0..=63)");
+        map[usize::from(dscp)] = q;
     }
     map
 }
 
-/// The index of a packet's queue: DSCPs above 63 (not a valid code point) are
-/// taken modulo 64, as the six DSCP bits of a TOS byte would be.
+/// The index of a packet's queue.
+///
+/// `dscp` must be the six-bit code point (0..=63), not the TOS / traffic-class
+/// byte it sits in: the DSCP of a TOS byte is `tos >> 2`, and its low two bits
+/// are ECN. A value above 63 is a caller's bug (debug builds panic); release
+/// builds look up its low six bits rather than index out of the map.
 pub(crate) fn classify(map: &DscpMap, dscp: u8) -> usize {
+    debug_assert!(dscp < 64, "DSCP {dscp} is not a code point (0..=63); pass tos >> 2, not the TOS byte");
     usize::from(map[usize::from(dscp & 63)])
 }
 

@@ -2,9 +2,11 @@
 //! into buckets, each bucket a FIFO with its own AQM, served by a deficit round
 //! robin that gives newly active (sparse) flows priority.
 //!
-//! Written once, generic over the per-flow AQM ([`FlowAqm`]), so FQ-CoDel and
-//! FQ-PIE differ only in what runs inside a bucket — as in ns-3, where both
-//! queue discs are this scheduler with a CoDel or a PIE child per flow.
+//! Written once, generic over the per-flow AQM ([`FlowAqm`]): [`Fq`] is the
+//! whole discipline — scheduler, queue-discipline trait, inspection methods — and
+//! [`crate::FqCodel`] and [`crate::FqPie`] are `Fq` with a CoDel or a PIE state
+//! per bucket plus a constructor each, as in ns-3, where both queue discs are
+//! this scheduler with a CoDel or a PIE child per flow.
 //!
 //! The rules (RFC 8290 §4, as ns-3's `FqCoDelQueueDisc` implements them):
 //! - An arriving packet whose bucket is idle makes it a *new* flow with a full
@@ -18,18 +20,28 @@
 //!   otherwise a flow that sends one packet each round would stay "new" forever
 //!   and starve the old flows. An empty old flow is removed (becomes idle).
 //! - Over the packet limit, packets are dropped from the head of the flow with the
-//!   largest byte backlog, so an overflow costs the flow that caused it.
+//!   largest byte backlog, so an overflow costs the flow that caused it. Linux and
+//!   ns-3 find that flow by scanning every bucket; here a tournament tree over the
+//!   buckets' backlogs (`Fattest`) names it at once, for `log2(buckets)` steps of
+//!   upkeep per packet — with many active flows and a short limit, overflow is the
+//!   common case and the scan was most of the run time.
 
 use std::collections::VecDeque;
+use std::fmt;
 
 use crate::queue::PacketQueue;
 use crate::rng::{SplitMix64, mix64};
-use crate::{Nanos, Packet, Verdict};
+use crate::{Nanos, Packet, Qdisc, Verdict};
 
-/// The per-flow AQM of a fair-queueing discipline.
-pub(crate) trait FlowAqm: Send {
+/// The per-flow AQM of a fair-queueing discipline: what [`Fq`] runs in each
+/// bucket. Implemented by the crate's CoDel and PIE states only (the trait is not
+/// nameable outside the crate).
+pub trait FlowAqm: Send {
     /// What all flows share: the parameters, and any random stream.
     type Shared: Send;
+
+    /// The discipline's name in `Debug` output.
+    const NAME: &'static str;
 
     /// Whether a packet arriving at `now` may join `queue` (an enqueue-time AQM
     /// such as PIE may refuse it); `queue` does not hold it yet.
@@ -73,11 +85,76 @@ struct Flow<A> {
     aqm: A,
 }
 
-/// The flow-queue scheduler, generic over the per-flow AQM.
-pub(crate) struct FlowScheduler<A: FlowAqm> {
+/// A bucket's standing in the overflow contest: its bytes, whether it holds any
+/// packet (so a queue of zero-length packets still beats an empty bucket), and
+/// its index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Entry {
+    bytes: u64,
+    occupied: bool,
+    bucket: u32,
+}
+
+impl Entry {
+    /// The winner of two entries, `left` holding the lower bucket indices: the
+    /// larger backlog, ties to the lower index — what a scan over all buckets in
+    /// index order keeping the first maximum finds.
+    fn winner(left: Entry, right: Entry) -> Entry {
+        if (right.bytes, right.occupied) > (left.bytes, left.occupied) { right } else { left }
+    }
+}
+
+/// A tournament tree over the buckets' byte backlogs: the root is always the
+/// fattest bucket (ties to the lowest index), and a bucket's change of backlog
+/// replays the `log2(buckets)` matches on its path to the root. Leaves are padded
+/// to a power of two with empty buckets, which never beat a real one.
+#[derive(Clone, Debug)]
+struct Fattest {
+    leaves: usize,
+    /// A heap layout from index 1: node `k` has children `2k` and `2k + 1`, and
+    /// bucket `i` is leaf `leaves + i`.
+    nodes: Vec<Entry>,
+}
+
+impl Fattest {
+    fn new(buckets: usize) -> Self {
+        let leaves = buckets.next_power_of_two();
+        let mut nodes = vec![Entry { bytes: 0, occupied: false, bucket: 0 }; 2 * leaves];
+        for i in 0..leaves {
+            nodes[leaves + i].bucket = i as u32;
+        }
+        for k in (1..leaves).rev() {
+            nodes[k] = Entry::winner(nodes[2 * k], nodes[2 * k + 1]);
+        }
+        Self { leaves, nodes }
+    }
+
+    /// Records the backlog of `bucket`.
+    #[inline]
+    fn set(&mut self, bucket: usize, queue: &PacketQueue) {
+        let mut k = self.leaves + bucket;
+        self.nodes[k] = Entry { bytes: queue.bytes(), occupied: !queue.is_empty(), bucket: bucket as u32 };
+        while k > 1 {
+            k /= 2;
+            self.nodes[k] = Entry::winner(self.nodes[2 * k], self.nodes[2 * k + 1]);
+        }
+    }
+
+    /// The fattest bucket and its bytes, if any bucket holds a packet.
+    fn max(&self) -> Option<(u64, usize)> {
+        let top = self.nodes[1];
+        top.occupied.then_some((top.bytes, top.bucket as usize))
+    }
+}
+
+/// A fair-queueing discipline with `A` as the AQM of every flow: the flow-queue
+/// scheduler of RFC 8290 (see the module docs). [`crate::FqCodel`] and
+/// [`crate::FqPie`] are this type; build them with their own `new`.
+pub struct Fq<A: FlowAqm> {
     flows: Vec<Flow<A>>,
     new_flows: VecDeque<u32>,
     old_flows: VecDeque<u32>,
+    fattest: Fattest,
     shared: A::Shared,
     quantum: i64,
     limit: usize,
@@ -88,14 +165,14 @@ pub(crate) struct FlowScheduler<A: FlowAqm> {
     drops: Vec<Packet>,
 }
 
-impl<A: FlowAqm + Clone> FlowScheduler<A> {
+impl<A: FlowAqm + Clone> Fq<A> {
     /// A scheduler whose buckets all start with a copy of `aqm`; `shared` may draw
     /// from the random stream that also salted the flow hash.
     ///
     /// # Panics
     /// If `flows`, `quantum`, `limit` or `drop_batch_size` is zero, or there are
     /// 2³² flows or more.
-    pub(crate) fn new(params: FqParams, aqm: A, shared: impl FnOnce(SplitMix64) -> A::Shared) -> Self {
+    pub(crate) fn with_params(params: FqParams, aqm: A, shared: impl FnOnce(SplitMix64) -> A::Shared) -> Self {
         assert!(params.flows > 0 && u32::try_from(params.flows).is_ok(), "need between 1 and 2^32 - 1 flows");
         assert!(params.quantum > 0, "a zero quantum never serves anything");
         assert!(params.limit > 0, "need room for at least one packet");
@@ -107,6 +184,7 @@ impl<A: FlowAqm + Clone> FlowScheduler<A> {
             flows: vec![flow; params.flows],
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
+            fattest: Fattest::new(params.flows),
             shared: shared(rng),
             quantum: i64::from(params.quantum),
             limit: params.limit,
@@ -119,15 +197,15 @@ impl<A: FlowAqm + Clone> FlowScheduler<A> {
     }
 }
 
-impl<A: FlowAqm> FlowScheduler<A> {
-    /// The bucket of a flow: its identity hashed with the perturbation, so which
-    /// flows collide depends on the seed, as with Linux's random salt.
-    pub(crate) fn bucket_of(&self, flow: u64) -> usize {
+impl<A: FlowAqm> Fq<A> {
+    /// The bucket a flow hashes to: its identity hashed with the perturbation, so
+    /// which flows collide depends on the seed, as with Linux's random salt.
+    pub fn bucket_of(&self, flow: u64) -> usize {
         (mix64(flow ^ self.perturbation) % self.flows.len() as u64) as usize
     }
 
     /// Packets and bytes queued in the bucket of `flow`.
-    pub(crate) fn flow_backlog(&self, flow: u64) -> (usize, u64) {
+    pub fn flow_backlog(&self, flow: u64) -> (usize, u64) {
         let q = &self.flows[self.bucket_of(flow)].queue;
         (q.len(), q.bytes())
     }
@@ -137,8 +215,46 @@ impl<A: FlowAqm> FlowScheduler<A> {
         &self.flows[self.bucket_of(flow)].aqm
     }
 
-    /// [`crate::Qdisc::enqueue`].
-    pub(crate) fn enqueue(&mut self, mut packet: Packet, now: Nanos) -> Verdict {
+    /// Drops from the head of the flow with the largest byte backlog until half of
+    /// that backlog or `drop_batch_size` packets are gone (at least one packet),
+    /// as Linux's `fq_codel_drop` and ns-3's `FqCoDelDrop` do; returns the bucket.
+    /// Ties go to the lowest bucket index, as in their scan over all buckets.
+    fn drop_from_fattest(&mut self) -> usize {
+        let (max_bytes, fattest) = self.fattest.max().expect("over the limit, so some flow holds packets");
+        let queue = &mut self.flows[fattest].queue;
+        let threshold = max_bytes / 2;
+        let (mut dropped_bytes, mut count) = (0, 0);
+        while let Some(p) = queue.pop_front() {
+            dropped_bytes += u64::from(p.len);
+            count += 1;
+            self.drops.push(p);
+            if count >= self.drop_batch_size || dropped_bytes >= threshold {
+                break;
+            }
+        }
+        self.fattest.set(fattest, queue);
+        self.len -= count;
+        self.bytes -= dropped_bytes;
+        fattest
+    }
+
+    fn pop_list(&mut self, new: bool) {
+        if new {
+            self.new_flows.pop_front();
+        } else {
+            self.old_flows.pop_front();
+        }
+    }
+}
+
+impl<A: FlowAqm> fmt::Debug for Fq<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct(A::NAME).field("len", &self.len).field("backlog_bytes", &self.bytes).finish()
+    }
+}
+
+impl<A: FlowAqm> Qdisc for Fq<A> {
+    fn enqueue(&mut self, mut packet: Packet, now: Nanos) -> Verdict {
         packet.enqueued_at = now;
         let idx = self.bucket_of(packet.flow);
         let flow = &mut self.flows[idx];
@@ -156,6 +272,7 @@ impl<A: FlowAqm> FlowScheduler<A> {
         self.len += 1;
         self.bytes += u64::from(packet.len);
         flow.queue.push_back(packet);
+        self.fattest.set(idx, &flow.queue);
         if self.len > self.limit {
             let fattest = self.drop_from_fattest();
             if fattest == idx && self.flows[idx].queue.is_empty() {
@@ -166,41 +283,7 @@ impl<A: FlowAqm> FlowScheduler<A> {
         Verdict::Queued
     }
 
-    /// Drops from the head of the flow with the largest byte backlog until half of
-    /// that backlog or `drop_batch_size` packets are gone (at least one packet),
-    /// as Linux's `fq_codel_drop` and ns-3's `FqCoDelDrop` do; returns the bucket.
-    ///
-    /// Every queued packet is in a flow on one of the two lists, so scanning the
-    /// lists finds the fattest flow without visiting idle buckets. Ties go to the
-    /// lowest bucket index, as in a scan over all buckets.
-    fn drop_from_fattest(&mut self) -> usize {
-        let mut best: Option<(u64, usize)> = None;
-        for &i in self.new_flows.iter().chain(self.old_flows.iter()) {
-            let (i, queue) = (i as usize, &self.flows[i as usize].queue);
-            let bytes = queue.bytes();
-            if !queue.is_empty() && best.is_none_or(|(max, at)| bytes > max || (bytes == max && i < at)) {
-                best = Some((bytes, i));
-            }
-        }
-        let (max_bytes, fattest) = best.expect("over the limit, so some flow holds packets");
-        let queue = &mut self.flows[fattest].queue;
-        let threshold = max_bytes / 2;
-        let (mut dropped_bytes, mut count) = (0, 0);
-        while let Some(p) = queue.pop_front() {
-            dropped_bytes += u64::from(p.len);
-            count += 1;
-            self.drops.push(p);
-            if count >= self.drop_batch_size || dropped_bytes >= threshold {
-                break;
-            }
-        }
-        self.len -= count;
-        self.bytes -= dropped_bytes;
-        fattest
-    }
-
-    /// [`crate::Qdisc::dequeue`].
-    pub(crate) fn dequeue(&mut self, now: Nanos) -> Option<Packet> {
+    fn dequeue(&mut self, now: Nanos) -> Option<Packet> {
         loop {
             let (idx, from_new) = match (self.new_flows.front(), self.old_flows.front()) {
                 (Some(&i), _) => (i, true),
@@ -219,6 +302,9 @@ impl<A: FlowAqm> FlowScheduler<A> {
             let (len_before, bytes_before) = (flow.queue.len(), flow.queue.bytes());
             let packet = flow.aqm.dequeue(&mut self.shared, &mut flow.queue, now, &mut self.drops);
             // The AQM may have dropped packets as well as sent one.
+            if flow.queue.len() != len_before {
+                self.fattest.set(idx as usize, &flow.queue);
+            }
             self.len -= len_before - flow.queue.len();
             self.bytes -= bytes_before - flow.queue.bytes();
             match packet {
@@ -241,23 +327,72 @@ impl<A: FlowAqm> FlowScheduler<A> {
         }
     }
 
-    fn pop_list(&mut self, new: bool) {
-        if new {
-            self.new_flows.pop_front();
-        } else {
-            self.old_flows.pop_front();
-        }
-    }
-
-    pub(crate) fn len(&self) -> usize {
+    fn len(&self) -> usize {
         self.len
     }
 
-    pub(crate) fn backlog_bytes(&self) -> u64 {
+    fn backlog_bytes(&self) -> u64 {
         self.bytes
     }
 
-    pub(crate) fn drain_drops(&mut self, out: &mut Vec<Packet>) {
+    fn drain_drops(&mut self, out: &mut Vec<Packet>) {
         out.append(&mut self.drops);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn queue_of(lens: &[u32]) -> PacketQueue {
+        let mut q = PacketQueue::default();
+        for (id, &len) in lens.iter().enumerate() {
+            q.push_back(Packet::new(id as u64, len, 0, 0));
+        }
+        q
+    }
+
+    /// The fattest bucket by a scan in index order, keeping the first maximum.
+    fn scan(queues: &[PacketQueue]) -> Option<(u64, usize)> {
+        let mut best: Option<(u64, usize)> = None;
+        for (i, q) in queues.iter().enumerate() {
+            if !q.is_empty() && best.is_none_or(|(max, _)| q.bytes() > max) {
+                best = Some((q.bytes(), i));
+            }
+        }
+        best
+    }
+
+    #[test]
+    fn the_tree_names_the_bucket_a_full_scan_finds() {
+        for buckets in [1, 2, 3, 5, 64, 1000] {
+            let mut tree = Fattest::new(buckets);
+            let mut queues = vec![PacketQueue::default(); buckets];
+            assert_eq!(tree.max(), None);
+            let mut rng = SplitMix64::new(buckets as u64);
+            for _ in 0..5_000 {
+                let i = rng.below(buckets as u64) as usize;
+                // Few distinct sizes, so ties are common; zero-length packets too.
+                if rng.below(3) == 0 {
+                    queues[i].pop_front();
+                } else {
+                    queues[i].push_back(Packet::new(0, 100 * rng.below(4) as u32, 0, 0));
+                }
+                tree.set(i, &queues[i]);
+                assert_eq!(tree.max(), scan(&queues), "{buckets} buckets");
+            }
+        }
+    }
+
+    #[test]
+    fn ties_go_to_the_lowest_bucket_and_zero_length_packets_count() {
+        let mut tree = Fattest::new(8);
+        tree.set(6, &queue_of(&[0]));
+        assert_eq!(tree.max(), Some((0, 6)), "a zero-byte packet beats empty buckets");
+        tree.set(5, &queue_of(&[300]));
+        tree.set(2, &queue_of(&[100, 200]));
+        assert_eq!(tree.max(), Some((300, 2)));
+        tree.set(2, &PacketQueue::default());
+        assert_eq!(tree.max(), Some((300, 5)));
     }
 }

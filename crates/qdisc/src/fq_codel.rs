@@ -12,13 +12,12 @@
 //! per-flow CoDel's one-MTU rule counts that flow's backlog (as ns-3 does; Linux
 //! counts the whole qdisc's).
 
-use std::fmt;
 use std::time::Duration;
 
 use crate::codel::{CodelLaw, CodelState};
-use crate::fq::{FlowAqm, FlowScheduler, FqParams};
+use crate::fq::{FlowAqm, Fq, FqParams};
 use crate::queue::PacketQueue;
-use crate::{Nanos, Packet, Qdisc, Verdict};
+use crate::{Nanos, Packet};
 
 /// The configuration of an [`FqCodel`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,6 +70,8 @@ impl FqCodelConfig {
 impl FlowAqm for CodelState {
     type Shared = CodelLaw;
 
+    const NAME: &'static str = "FqCodel";
+
     fn admit(&mut self, _law: &mut CodelLaw, _queue: &PacketQueue, _now: Nanos) -> bool {
         true
     }
@@ -86,10 +87,8 @@ impl FlowAqm for CodelState {
     }
 }
 
-/// FQ-CoDel: the flow-queue scheduler with CoDel per flow.
-pub struct FqCodel {
-    inner: FlowScheduler<CodelState>,
-}
+/// FQ-CoDel: the flow-queue scheduler ([`Fq`]) with CoDel per flow.
+pub type FqCodel = Fq<CodelState>;
 
 impl FqCodel {
     /// An empty FQ-CoDel.
@@ -105,56 +104,19 @@ impl FqCodel {
             seed: config.seed,
         };
         let law = CodelLaw::new(config.target, config.interval, config.mtu);
-        Self { inner: FlowScheduler::new(params, CodelState::default(), |_| law) }
-    }
-
-    /// The bucket a flow hashes to.
-    pub fn bucket_of(&self, flow: u64) -> usize {
-        self.inner.bucket_of(flow)
-    }
-
-    /// Packets and bytes queued in the bucket of `flow`.
-    pub fn flow_backlog(&self, flow: u64) -> (usize, u64) {
-        self.inner.flow_backlog(flow)
+        Fq::with_params(params, CodelState::default(), |_| law)
     }
 
     /// The CoDel state of the bucket of `flow`.
     pub fn flow_codel(&self, flow: u64) -> &CodelState {
-        self.inner.flow_aqm(flow)
-    }
-}
-
-impl fmt::Debug for FqCodel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FqCodel").field("len", &self.len()).field("backlog_bytes", &self.backlog_bytes()).finish()
-    }
-}
-
-impl Qdisc for FqCodel {
-    fn enqueue(&mut self, packet: Packet, now: Nanos) -> Verdict {
-        self.inner.enqueue(packet, now)
-    }
-
-    fn dequeue(&mut self, now: Nanos) -> Option<Packet> {
-        self.inner.dequeue(now)
-    }
-
-    fn len(&self) -> usize {
-        self.inner.len()
-    }
-
-    fn backlog_bytes(&self) -> u64 {
-        self.inner.backlog_bytes()
-    }
-
-    fn drain_drops(&mut self, out: &mut Vec<Packet>) {
-        self.inner.drain_drops(out)
+        self.flow_aqm(flow)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Qdisc, Verdict};
 
     const MS: Nanos = 1_000_000;
     /// Two flows that land in different buckets with the default seed.

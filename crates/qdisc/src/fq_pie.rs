@@ -11,13 +11,11 @@
 //! loses up to half its bytes (64 packets at most), as in FQ-CoDel. Linux's
 //! fq_pie instead drops the arriving packet when the qdisc is full.
 
-use std::fmt;
-
-use crate::fq::{FlowAqm, FlowScheduler, FqParams};
+use crate::fq::{FlowAqm, Fq, FqParams};
 use crate::pie::{PieConfig, PieController, PieQueueState};
 use crate::queue::PacketQueue;
 use crate::rng::SplitMix64;
-use crate::{Nanos, Packet, Qdisc, Verdict};
+use crate::{Nanos, Packet};
 
 /// The configuration of an [`FqPie`]; the defaults are Linux's and ns-3's.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,6 +53,8 @@ impl FqPieConfig {
 impl FlowAqm for PieQueueState {
     type Shared = SplitMix64;
 
+    const NAME: &'static str = "FqPie";
+
     fn admit(&mut self, rng: &mut SplitMix64, queue: &PacketQueue, now: Nanos) -> bool {
         PieQueueState::admit(self, queue.len(), now, rng)
     }
@@ -70,10 +70,8 @@ impl FlowAqm for PieQueueState {
     }
 }
 
-/// FQ-PIE: the flow-queue scheduler with PIE per flow.
-pub struct FqPie {
-    inner: FlowScheduler<PieQueueState>,
-}
+/// FQ-PIE: the flow-queue scheduler ([`Fq`]) with PIE per flow.
+pub type FqPie = Fq<PieQueueState>;
 
 impl FqPie {
     /// An empty FQ-PIE.
@@ -88,56 +86,19 @@ impl FqPie {
             drop_batch_size: config.drop_batch_size,
             seed: config.seed,
         };
-        Self { inner: FlowScheduler::new(params, PieQueueState::new(config.pie), |rng| rng) }
-    }
-
-    /// The bucket a flow hashes to.
-    pub fn bucket_of(&self, flow: u64) -> usize {
-        self.inner.bucket_of(flow)
-    }
-
-    /// Packets and bytes queued in the bucket of `flow`.
-    pub fn flow_backlog(&self, flow: u64) -> (usize, u64) {
-        self.inner.flow_backlog(flow)
+        Fq::with_params(params, PieQueueState::new(config.pie), |rng| rng)
     }
 
     /// The PIE controller of the bucket of `flow`.
     pub fn flow_controller(&self, flow: u64) -> &PieController {
-        self.inner.flow_aqm(flow).controller()
-    }
-}
-
-impl fmt::Debug for FqPie {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FqPie").field("len", &self.len()).field("backlog_bytes", &self.backlog_bytes()).finish()
-    }
-}
-
-impl Qdisc for FqPie {
-    fn enqueue(&mut self, packet: Packet, now: Nanos) -> Verdict {
-        self.inner.enqueue(packet, now)
-    }
-
-    fn dequeue(&mut self, now: Nanos) -> Option<Packet> {
-        self.inner.dequeue(now)
-    }
-
-    fn len(&self) -> usize {
-        self.inner.len()
-    }
-
-    fn backlog_bytes(&self) -> u64 {
-        self.inner.backlog_bytes()
-    }
-
-    fn drain_drops(&mut self, out: &mut Vec<Packet>) {
-        self.inner.drain_drops(out)
+        self.flow_aqm(flow).controller()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Qdisc;
 
     const MS: Nanos = 1_000_000;
     const FAT: u64 = 1;

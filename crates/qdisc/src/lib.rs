@@ -17,12 +17,14 @@
 //! | FQ-PIE | [`FqPie`] | flow isolation with PIE per flow |
 //!
 //! The discipline modules are private and their types re-exported here, so
-//! callers name every discipline the same flat way (`bauxite_qdisc::FqCodel`) and
-//! the files can be split or merged without breaking them. Shared machinery stays
-//! private too: one FIFO with byte accounting, one CoDel state machine, one PIE
-//! queue state, one flow-queue scheduler under both FQ disciplines, one PRNG.
-//! [`dscp`] is public for its code points and map builder; [`pie`] stays public
-//! because the userspace shaper uses its controller.
+//! callers name every discipline the same flat way (`bauxite_qdisc::FqCodel`,
+//! and the userspace shaper `bauxite_qdisc::PieController`) and the files can be
+//! split or merged without breaking them. Shared machinery stays private too: one
+//! FIFO with byte accounting, one CoDel state machine, one PIE queue state, one
+//! flow-queue scheduler under both FQ disciplines. Two modules are public:
+//! [`dscp`] for its code points and map builder, and [`rng`], the SplitMix64
+//! generator, which the simulator uses for its own draws so that the disciplines
+//! and the simulator share one PRNG implementation.
 #![deny(missing_docs)]
 
 mod codel;
@@ -34,20 +36,21 @@ mod fifo;
 mod fq;
 mod fq_codel;
 mod fq_pie;
-pub mod pie;
+mod pie;
 mod prio;
 mod queue;
-mod rng;
+pub mod rng;
 
 pub use codel::{Codel, CodelConfig, CodelState};
 pub use drr::{Drr, DrrConfig};
 pub use dscp::DscpMap;
 pub use fifo::Fifo;
+pub use fq::Fq;
 pub use fq_codel::{FqCodel, FqCodelConfig};
 pub use fq_pie::{FqPie, FqPieConfig};
 pub use pie::{Pie, PieConfig, PieController, PieQdiscConfig};
 pub use prio::{Prio, PrioConfig};
-pub use queue::LimitScope;
+pub use queue::{LimitScope, ParseLimitScopeError};
 
 /// Time as the caller's clock gives it, in integer nanoseconds. The simulator's
 /// event clock and a monotonic OS clock both fit; only differences matter.

@@ -118,13 +118,16 @@ impl PieController {
         self.drop_prob
     }
 
-    /// The probability to apply to arriving packets now, after the RFC's enqueue
-    /// exemptions (§4.1): none during a burst allowance, none while the delay is
-    /// below half the target and the probability is under 20 %, none while fewer
-    /// than two packets wait.
+    /// The probability to apply to a packet arriving at a queue of
+    /// `backlog_packets`, after the RFC's enqueue exemptions (§4.1): none during a
+    /// burst allowance, none while the delay is below half the target and the
+    /// probability is under 20 %, and none while at most two packets wait — the
+    /// RFC's `qlen <= 2 * MEAN_PKTSIZE` counted in packets, as ns-3 does for a
+    /// packet-limited queue. The one rule for both the [`Pie`] queue and the
+    /// userspace shaper.
     pub fn effective_probability(&self, backlog_packets: u64) -> f64 {
         let half = self.config.target / 2;
-        if !self.burst_allowance.is_zero() || (self.qdelay_old < half && self.drop_prob < 0.2) || backlog_packets < 2 {
+        if !self.burst_allowance.is_zero() || (self.qdelay_old < half && self.drop_prob < 0.2) || backlog_packets <= 2 {
             0.0
         } else {
             self.drop_prob
@@ -148,8 +151,11 @@ impl PieController {
 /// packet, with no timer of its own: each enqueue or dequeue first runs the ticks
 /// that fell due since the last one, which is exact because the delay sample only
 /// changes at a dequeue.
+///
+/// `pub` only as the per-flow state of [`crate::FqPie`]; the module is private, so
+/// nothing outside the crate can name or build one.
 #[derive(Clone, Debug)]
-pub(crate) struct PieQueueState {
+pub struct PieQueueState {
     controller: PieController,
     qdelay: Nanos,
     t_update: Nanos,
@@ -197,15 +203,10 @@ impl PieQueueState {
     }
 
     /// Whether an arrival at `now` into a queue of `queued` packets is admitted
-    /// (RFC 8033 §4.1, §4.4): never while a burst allowance runs, while the delay
-    /// was below half the target with a probability under 20 %, or while at most
-    /// two packets wait (the RFC's `2 * MEAN_PKTSIZE` in packets, as ns-3 counts a
-    /// packet-limited queue); otherwise dropped with the controller's probability.
+    /// (RFC 8033 §4.1, §4.4): dropped with [`PieController::effective_probability`],
+    /// which already holds every exemption, after the control-law ticks due by `now`.
     pub(crate) fn admit(&mut self, queued: usize, now: Nanos, rng: &mut SplitMix64) -> bool {
         self.tick(now);
-        if queued <= 2 {
-            return true;
-        }
         let p = self.controller.effective_probability(queued as u64);
         p <= 0.0 || rng.next_f64() >= p
     }
@@ -375,7 +376,8 @@ mod tests {
         pie.update(ms(300));
         assert!(!pie.in_burst_allowance());
         assert!(pie.effective_probability(50) > 0.0);
-        assert_eq!(pie.effective_probability(1), 0.0, "fewer than two packets waiting");
+        assert_eq!(pie.effective_probability(2), 0.0, "at most two packets waiting");
+        assert!(pie.effective_probability(3) > 0.0, "a third packet waiting meets the probability");
     }
 
     #[test]

@@ -101,7 +101,7 @@ impl Prio {
         }
     }
 
-    /// The band a packet with this DSCP goes to.
+    /// The band a packet with this DSCP (0..=63, not the TOS byte) goes to.
     pub fn band_of(&self, dscp: u8) -> usize {
         dscp::classify(&self.map, dscp)
     }
@@ -171,7 +171,14 @@ mod tests {
         assert_eq!([AF42, AF43, AF41, CS1, DEFAULT, 46].map(|d| pf.band_of(d)), [0, 1, 2, 2, 2, 2]);
         let prio = Prio::new(PrioConfig::seed_prio(10));
         assert_eq!([AF42, AF43, AF41, CS1, DEFAULT, 46].map(|d| prio.band_of(d)), [0, 1, 2, 3, 3, 3]);
-        assert_eq!(prio.band_of(64 + AF42), 0, "only the six DSCP bits count");
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "not a code point")]
+    fn a_tos_byte_is_not_a_dscp() {
+        // AF42 in a TOS byte is AF42 << 2 = 144: the caller must pass tos >> 2.
+        Prio::new(PrioConfig::seed_prio(10)).band_of(AF42 << 2);
     }
 
     #[test]

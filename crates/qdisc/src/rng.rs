@@ -1,15 +1,20 @@
-//! The one pseudo-random generator of the crate: SplitMix64 (Steele, Lea and
-//! Flood, 2014).
+//! The one pseudo-random generator of Bauxite's disciplines and simulator:
+//! SplitMix64 (Steele, Lea and Flood, 2014).
 //!
 //! Disciplines that need chance (PIE's drop decision) or a salt (the flow-hash
 //! perturbation of FQ-CoDel and FQ-PIE) draw it from here, seeded from their
-//! configuration, so the same inputs always give the same outputs: a simulation
-//! run is replayed exactly from its seed. SplitMix64 is tiny, passes BigCrush and
-//! needs no dependency; nothing here is cryptographic.
+//! configuration, so the same inputs always give the same outputs. The module is
+//! public so that the simulator (`bauxite-sim`) draws its own randomness —
+//! application start offsets, the seeds it hands each discipline, flow hashes —
+//! from the same generator: a simulation run is replayed exactly from its seed,
+//! on every machine and build, with no dependency whose stream could change
+//! between versions. SplitMix64 is tiny, passes BigCrush, accepts any `u64` as a
+//! seed and needs no dependency; nothing here is cryptographic.
 
-/// A SplitMix64 stream.
+/// A SplitMix64 stream: a 64-bit state advanced by a fixed odd increment, output
+/// through [`mix64`].
 #[derive(Clone, Debug)]
-pub(crate) struct SplitMix64 {
+pub struct SplitMix64 {
     state: u64,
 }
 
@@ -18,25 +23,32 @@ const GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
 
 impl SplitMix64 {
     /// A stream that starts from `seed`; every seed, 0 included, is a good one.
-    pub(crate) fn new(seed: u64) -> Self {
+    pub fn new(seed: u64) -> Self {
         Self { state: seed }
     }
 
     /// The next 64 random bits.
-    pub(crate) fn next_u64(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(GAMMA);
         mix64(self.state)
     }
 
     /// A uniform draw from [0, 1) with 53 bits of precision.
-    pub(crate) fn next_f64(&mut self) -> f64 {
+    pub fn next_f64(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// A uniform integer in `0..bound` (0 when `bound` is 0), by Lemire's
+    /// multiply-shift; the bias, at most `bound / 2^64`, does not matter here.
+    pub fn below(&mut self, bound: u64) -> u64 {
+        ((u128::from(self.next_u64()) * u128::from(bound)) >> 64) as u64
     }
 }
 
-/// SplitMix64's finaliser: a bijective mix in which every input bit affects every
-/// output bit. Also the flow hash of the fair-queueing disciplines.
-pub(crate) fn mix64(mut z: u64) -> u64 {
+/// SplitMix64's finaliser: a bijection on `u64` in which every input bit affects
+/// every output bit. Also the flow hash of the fair-queueing disciplines and of
+/// the simulator's flow identities, and how the simulator derives sub-seeds.
+pub fn mix64(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
@@ -52,6 +64,7 @@ mod tests {
         let mut rng = SplitMix64::new(0);
         assert_eq!(rng.next_u64(), 0xe220_a839_7b1d_cdaf);
         assert_eq!(rng.next_u64(), 0x6e78_9e6a_a1b9_65f4);
+        assert_eq!(rng.next_u64(), 0x06c4_5d18_8009_454f);
     }
 
     #[test]
@@ -65,5 +78,16 @@ mod tests {
             sum += u;
         }
         assert!((sum / n as f64 - 0.5).abs() < 0.01);
+    }
+
+    #[test]
+    fn below_stays_in_range() {
+        let mut rng = SplitMix64::new(7);
+        for bound in [1u64, 2, 3, 1000, u64::MAX] {
+            for _ in 0..100 {
+                assert!(rng.below(bound) < bound);
+            }
+        }
+        assert_eq!(rng.below(0), 0);
     }
 }
