@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use bauxite_sim::output::{check_out_dir, write_outputs};
 use bauxite_sim::study::{Family, StudyConfig, default_start_jitter_ms};
-use bauxite_sim::{LimitMode, ScenarioConfig, Scheduler, StudyResult, run_study};
+use bauxite_sim::{LimitScope, ScenarioConfig, Scheduler, SimError, StudyResult, run_study};
 use clap::{Args, Subcommand};
 
 /// `bauxite sim` subcommands.
@@ -50,7 +50,8 @@ pub struct StudyArgs {
     #[arg(long)]
     schedulers: Option<String>,
     /// Repetitions of each point with random start offsets; with more than one,
-    /// figures are means with `_ci95` half-widths.
+    /// figures are means with `_ci95` half-widths (and the start jitter must be
+    /// above 0, or the repetitions would all be the same run).
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     seeds: u32,
     /// Worker threads (default: one per core).
@@ -59,7 +60,8 @@ pub struct StudyArgs {
     /// First seed; repetition k uses seed + k.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     seed: u64,
-    /// Start-time jitter, ms (default: 0 for one seed, 100 for several).
+    /// Start-time jitter, ms (default: 0 for one seed, 100 for several; 0 is
+    /// refused with several seeds).
     #[arg(long, allow_negative_numbers = true)]
     start_jitter_ms: Option<f64>,
     /// Background rates of the load sweep, Mbit/s per direction (comma-separated).
@@ -81,7 +83,7 @@ pub struct StudyArgs {
 /// Every scenario parameter; unset ones keep the seed's values.
 #[derive(Args, Debug)]
 struct ScenarioArgs {
-    /// Followers (study: the compare, load and queue families' count).
+    /// Followers, at most 16000 (study: the compare, load and queue families' count).
     #[arg(long, allow_negative_numbers = true)]
     followers: Option<u32>,
     /// Background payload rate per direction, Mbit/s (study: all but the load family).
@@ -96,7 +98,7 @@ struct ScenarioArgs {
     /// Application start time, s.
     #[arg(long, allow_negative_numbers = true)]
     start: Option<f64>,
-    /// Background flows per direction (0: no background).
+    /// Background flows per direction (0: no background; at most 8000).
     #[arg(long, allow_negative_numbers = true)]
     bg_flows: Option<u32>,
     /// Background UDP payload, bytes.
@@ -117,13 +119,13 @@ struct ScenarioArgs {
     /// Bottleneck rate, Mbit/s.
     #[arg(long, allow_negative_numbers = true)]
     bottleneck_mbps: Option<f64>,
-    /// Bottleneck propagation delay, ms.
+    /// Bottleneck propagation delay, ms (at most one day).
     #[arg(long, allow_negative_numbers = true)]
     bottleneck_delay_ms: Option<f64>,
     /// Access link rate, Mbit/s.
     #[arg(long, allow_negative_numbers = true)]
     access_mbps: Option<f64>,
-    /// Access link propagation delay, ms.
+    /// Access link propagation delay, ms (at most one day).
     #[arg(long, allow_negative_numbers = true)]
     access_delay_ms: Option<f64>,
     /// Control payload, bytes.
@@ -186,7 +188,7 @@ impl ScenarioArgs {
             bulk_bytes => bulk.payload_bytes, bulk_pps => bulk.pps, bulk_dscp => bulk.dscp,
         );
         if let Some(mode) = &self.limit_mode {
-            c.limit_mode = mode.parse::<LimitMode>()?;
+            c.limit_mode = mode.parse::<LimitScope>().map_err(|e| SimError::invalid("limit-mode", e.to_string()))?;
         }
         Ok(())
     }

@@ -4,21 +4,11 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
+use bauxite_sim::TrafficClass;
 use bauxite_sim::series::{Bar, Cell, ChartData, Line};
 use bauxite_sim::study::Figure;
-use bauxite_sim::{Scheduler, TrafficClass};
+use bauxite_sim::util::{first_seen, on_off};
 use bauxite_telemetry::chart::{BarChart, Heatmap, LineChart, Series};
-
-/// Schedulers in the order they first appear.
-fn schedulers(of: impl Iterator<Item = Scheduler>) -> Vec<Scheduler> {
-    let mut seen = Vec::new();
-    for s in of {
-        if !seen.contains(&s) {
-            seen.push(s);
-        }
-    }
-    seen
-}
 
 fn mean(f: &Figure) -> f64 {
     f.mean.unwrap_or(f64::NAN)
@@ -26,13 +16,13 @@ fn mean(f: &Figure) -> f64 {
 
 /// Bars per scheduler, one group per DSCP mode.
 fn bars(title: &str, y_label: &str, bars: &[Bar]) -> BarChart {
-    let order = schedulers(bars.iter().map(|b| b.scheduler));
+    let order = first_seen(bars.iter().map(|b| b.scheduler));
     let group = |dscp: bool| {
         let values = order
             .iter()
             .map(|s| bars.iter().find(|b| b.scheduler == *s && b.dscp == dscp).map_or(f64::NAN, |b| mean(&b.value)))
             .collect();
-        (format!("DSCP {}", if dscp { "on" } else { "off" }), values)
+        (format!("DSCP {}", on_off(dscp)), values)
     };
     BarChart {
         title: title.into(),
@@ -42,9 +32,27 @@ fn bars(title: &str, y_label: &str, bars: &[Bar]) -> BarChart {
     }
 }
 
+/// How a heatmap reads: its unit, which end of its scale is good, and how many
+/// decimals its cells print.
+#[derive(Clone, Copy)]
+struct Scale {
+    unit: &'static str,
+    higher_is_better: bool,
+    decimals: usize,
+}
+
+/// Delay and loss: lower is better, one decimal (as in the Markdown tables).
+const fn lower_is_better(unit: &'static str) -> Scale {
+    Scale { unit, higher_is_better: false, decimals: 1 }
+}
+
+/// Jain's index: 1 is perfectly fair, so higher is better; two decimals, since
+/// the values that matter sit between 0.9 and 1.
+const JAIN: Scale = Scale { unit: "", higher_is_better: true, decimals: 2 };
+
 /// Schedulers down, classes across.
-fn heatmap(title: &str, unit: &str, cells: &[Cell]) -> Heatmap {
-    let rows = schedulers(cells.iter().map(|c| c.scheduler));
+fn heatmap(title: &str, scale: Scale, cells: &[Cell]) -> Heatmap {
+    let rows = first_seen(cells.iter().map(|c| c.scheduler));
     let classes = TrafficClass::ALL;
     Heatmap {
         title: title.into(),
@@ -61,7 +69,9 @@ fn heatmap(title: &str, unit: &str, cells: &[Cell]) -> Heatmap {
                     .collect()
             })
             .collect(),
-        unit: unit.into(),
+        unit: scale.unit.into(),
+        higher_is_better: scale.higher_is_better,
+        decimals: scale.decimals,
     }
 }
 
@@ -73,12 +83,7 @@ fn sweep(title: &str, x_label: &str, y_label: &str, lines: &[Line]) -> LineChart
             let points: Vec<(f64, f64)> =
                 l.points.iter().filter(|(_, f)| f.mean.is_some()).map(|(x, f)| (*x, mean(f))).collect();
             let band = l.points.iter().filter_map(|(x, f)| Some((*x, f.mean? - f.ci95?, f.mean? + f.ci95?))).collect();
-            Series {
-                name: format!("{} DSCP {}", l.scheduler.label(), if l.dscp { "on" } else { "off" }),
-                points,
-                band,
-                max_step: None,
-            }
+            Series { name: format!("{} DSCP {}", l.scheduler.label(), on_off(l.dscp)), points, band, max_step: None }
         })
         .collect();
     LineChart { title: title.into(), x_label: x_label.into(), y_label: y_label.into(), series, ..LineChart::default() }
@@ -98,20 +103,20 @@ pub fn write(dir: &Path, data: &ChartData) -> Result<Vec<PathBuf>> {
     }
     if !data.heatmap_delay.is_empty() {
         files.extend(
-            heatmap("Delay per class (ms; DSCP on where both modes ran)", "ms", &data.heatmap_delay)
+            heatmap("Delay per class (ms; DSCP on where both modes ran)", lower_is_better("ms"), &data.heatmap_delay)
                 .write(&dir.join("heatmap_delay"))?,
         );
         files.extend(
-            heatmap("Loss per class (%; DSCP on where both modes ran)", "%", &data.heatmap_loss)
+            heatmap("Loss per class (%; DSCP on where both modes ran)", lower_is_better("%"), &data.heatmap_loss)
                 .write(&dir.join("heatmap_loss"))?,
         );
         let jain = "Jain fairness per class";
         files.extend(
-            heatmap(&format!("{jain}: throughput"), "", &data.fairness_throughput)
+            heatmap(&format!("{jain}: throughput"), JAIN, &data.fairness_throughput)
                 .write(&dir.join("fairness_throughput"))?,
         );
         files.extend(
-            heatmap(&format!("{jain}: inverse delay"), "", &data.fairness_inverse_delay)
+            heatmap(&format!("{jain}: inverse delay"), JAIN, &data.fairness_inverse_delay)
                 .write(&dir.join("fairness_inverse_delay"))?,
         );
     }

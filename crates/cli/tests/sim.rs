@@ -54,12 +54,16 @@ fn a_short_run_writes_its_tables_summaries_and_charts() {
     }
     let heat = std::fs::read_to_string(out.join("heatmap_delay.svg")).unwrap();
     assert!(heat.contains("FQ-CoDel") && heat.contains("telemetry"), "the heatmap labels its rows and columns");
+    // Fairness prints Jain's index with two decimals (FQ-CoDel shares control
+    // exactly among the four followers).
+    let fairness = std::fs::read_to_string(out.join("fairness_throughput.svg")).unwrap();
+    assert!(fairness.contains("\n1.00\n"), "Jain indices with two decimals, no unit");
     std::fs::remove_dir_all(&out).unwrap();
 }
 
 #[test]
 fn bad_flags_name_the_flag_and_write_nothing() {
-    let cases: [(&[&str], &str); 8] = [
+    let cases: &[(&[&str], &str)] = &[
         (&["run", "--scheduler", "wfq"], "--scheduler"),
         (&["run", "--scheduler", "fifo", "--bottleneck-mbps", "0"], "--bottleneck-mbps"),
         (&["run", "--scheduler", "fifo", "--duration", "-5"], "--duration"),
@@ -68,6 +72,19 @@ fn bad_flags_name_the_flag_and_write_nothing() {
         (&["run", "--scheduler", "fifo", "--followers", "0"], "--followers"),
         (&["study", "--family", "everything"], "--family"),
         (&["study", "--seeds", "0"], "--seeds"),
+        // Values that used to hang the simulator (a background interval that rounds
+        // to 0 ps), overflow its clock (a delay saturated to u64::MAX ns), exhaust
+        // memory or wrap the source ports.
+        (&["run", "--scheduler", "fifo", "--bg-mbps", "1e11"], "--bg-mbps"),
+        (&["run", "--scheduler", "fifo", "--bottleneck-delay-ms", "1e300"], "--bottleneck-delay-ms"),
+        (&["run", "--scheduler", "fifo", "--access-delay-ms", "1e20"], "--access-delay-ms"),
+        (&["run", "--scheduler", "fifo", "--followers", "4294967295"], "--followers"),
+        (&["run", "--scheduler", "fifo", "--followers", "16001"], "--followers"),
+        (&["run", "--scheduler", "fifo", "--bg-flows", "8001"], "--bg-flows"),
+        (&["study", "--follower-counts", "4,100000"], "--followers"),
+        (&["run", "--scheduler", "fifo", "--limit-mode", "per-queue"], "--limit-mode"),
+        // Several seeds without start jitter would repeat one run and call it an interval.
+        (&["study", "--seeds", "3", "--start-jitter-ms", "0"], "--start-jitter-ms"),
     ];
     for (i, (args, flag)) in cases.iter().enumerate() {
         let out = out_dir(&format!("bad-{i}"));

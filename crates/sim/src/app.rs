@@ -29,7 +29,8 @@ pub struct UdpApp {
     pub payload: u32,
     /// DSCP mark (0..=63).
     pub dscp: u8,
-    /// Time between packets, in picoseconds.
+    /// Time between packets, in picoseconds; must be positive (a zero interval
+    /// would send every packet at the same instant, forever).
     pub interval_ps: u64,
     /// Time of the first packet.
     pub start: Nanos,
@@ -57,7 +58,11 @@ impl UdpApp {
     }
 
     /// When the k-th packet (from 0) is due, or `None` at or after the stop time.
+    ///
+    /// # Panics
+    /// If `interval_ps` is zero.
     pub fn send_time(&self, k: u64) -> Option<Nanos> {
+        assert!(self.interval_ps > 0, "a UDP application needs a positive interval");
         let offset = match k.checked_mul(self.interval_ps).and_then(|ps| ps.checked_add(500)) {
             Some(ps) => ps / 1000,
             None => ((k as u128 * self.interval_ps as u128 + 500) / 1000).min(u64::MAX as u128) as u64,
@@ -98,5 +103,23 @@ mod tests {
         assert_eq!(app.send_time(1072), None);
         assert_eq!(app.ip_len(), 1428);
         assert_eq!(UdpApp::interval_from_pps(200.0), 5_000_000_000);
+    }
+
+    #[test]
+    #[should_panic(expected = "positive interval")]
+    fn a_zero_interval_is_refused_rather_than_sent_forever() {
+        let app = UdpApp {
+            src: 0,
+            dst: 1,
+            src_port: 1,
+            dst_port: 2,
+            payload: 1400,
+            dscp: 0,
+            interval_ps: UdpApp::interval_from_rate(1400, 1e17),
+            start: 0,
+            stop: 1,
+            tag: 0,
+        };
+        app.send_time(0);
     }
 }

@@ -189,8 +189,13 @@ impl Simulator {
                 channel.stats.tx_packets += 1;
                 channel.stats.tx_bytes += packet.ip_len as u64;
                 channel.stats.busy_ns += tx;
-                self.events.schedule(self.now + tx, Event::TxComplete(ch));
-                self.events.schedule(self.now + tx + channel.config.delay, Event::Arrive { channel: ch, packet: slot });
+                // Scenario validation bounds rates, delays and durations far below
+                // this; a hand-built topology that overflows stops here rather than
+                // scheduling into the past.
+                let done = self.now.checked_add(tx).expect("simulated time overflows u64 nanoseconds");
+                let arrive = done.checked_add(channel.config.delay).expect("simulated time overflows u64 nanoseconds");
+                self.events.schedule(done, Event::TxComplete(ch));
+                self.events.schedule(arrive, Event::Arrive { channel: ch, packet: slot });
                 continue;
             }
             if !channel.device_has_room() {

@@ -7,8 +7,10 @@
 //! FlowMonitor figures), [`engine`] (the event loop), [`scheduler`] and
 //! [`scenario`] (the seed's network), [`metrics`] (class figures, fairness,
 //! confidence intervals), [`study`] (the scenario families), [`output`] (CSV,
-//! JSON and Markdown files) and [`series`] (the data the charts draw). Same
-//! inputs and seed, byte-identical outputs.
+//! JSON and Markdown files), [`series`] (the data the charts draw) and [`util`]
+//! (row order and DSCP labels, shared by all of them). Random draws come from
+//! `bauxite_qdisc::rng`, the disciplines' own generator. Same inputs and seed,
+//! byte-identical outputs.
 #![deny(missing_docs)]
 
 pub mod app;
@@ -21,16 +23,17 @@ pub mod monitor;
 pub mod output;
 pub mod packet;
 pub mod reference;
-pub mod rng;
 pub mod scenario;
 pub mod scheduler;
 pub mod series;
 pub mod study;
 pub mod topology;
+pub mod util;
 
+pub use bauxite_qdisc::LimitScope;
 pub use engine::{RunCounters, Simulator};
 pub use error::SimError;
 pub use metrics::{ClassRow, FlowRecord};
 pub use scenario::{ClassSpec, ScenarioConfig, ScenarioResult, TrafficClass, run_scenario};
-pub use scheduler::{LimitMode, Scheduler};
+pub use scheduler::Scheduler;
 pub use study::{Family, StudyConfig, StudyResult, run_study};

@@ -18,6 +18,7 @@
 //! ns-3's `timeLastRx − timeFirstTx`; the two differ by one path delay.
 
 use bauxite_qdisc::Nanos;
+use bauxite_qdisc::rng::mix64;
 
 /// The identity of a flow.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,7 +40,7 @@ impl FlowKey {
     pub fn hash(&self) -> u64 {
         let a = ((self.src as u64) << 32) | self.dst as u64;
         let b = ((self.src_port as u64) << 24) | ((self.dst_port as u64) << 8) | self.protocol as u64;
-        crate::rng::mix(crate::rng::mix(a) ^ b)
+        mix64(mix64(a) ^ b)
     }
 }
 

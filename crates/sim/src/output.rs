@@ -12,10 +12,11 @@ use serde_json::{Value, json};
 
 use crate::error::SimError;
 use crate::metrics::FIGURES;
-use crate::reference::seed_baseline;
+use crate::reference::{is_seed_baseline, seed_baseline};
 use crate::scenario::TrafficClass;
 use crate::scheduler::Scheduler;
 use crate::study::{ClassSummary, Family, Figure, StudyResult};
+use crate::util::{first_seen, on_off};
 
 /// The leading columns of `classes.csv`, exactly as the issue specifies them.
 pub const CLASS_COLUMNS: [&str; 15] = [
@@ -47,10 +48,6 @@ fn num(v: f64, decimals: usize) -> String {
 
 fn opt(v: Option<f64>, decimals: usize) -> String {
     v.map(|v| num(v, decimals)).unwrap_or_default()
-}
-
-fn on_off(dscp: bool) -> &'static str {
-    if dscp { "on" } else { "off" }
 }
 
 /// `flows.csv`: one line per flow per run.
@@ -171,17 +168,27 @@ fn comparison_family(study: &StudyResult) -> Option<Family> {
     [Family::Compare, Family::Run].into_iter().find(|f| families.contains(f))
 }
 
+/// Whether the comparison rows ran at the seed's baseline point, so that its
+/// figures may stand beside them. Those rows are the base configuration with only
+/// the scheduler and DSCP marking set (or the base alone, for `sim run`).
+fn at_seed_point(study: &StudyResult) -> bool {
+    is_seed_baseline(&study.config.base)
+}
+
 /// `summary.json`: counts, timing, the base configuration, the comparison table
-/// (control class per scheduler × DSCP, with the seed's figures where it has them),
-/// every class row, and per run its events, time and bottleneck counters.
+/// (control class per scheduler × DSCP, with the seed's figures where it has them
+/// and the base is the seed's scenario), every class row, and per run its events,
+/// time and bottleneck counters. `run_wall_s_sum` adds the runs' wall-clock
+/// times (more than `wall_s` when runs overlap on several threads).
 pub fn summary_json(study: &StudyResult) -> Value {
+    let seed_point = at_seed_point(study);
     let comparison: Vec<Value> = comparison_family(study)
         .map(|family| {
             study
                 .rows(family, TrafficClass::Control)
                 .map(|r| {
                     let mut v = class_json(r);
-                    let seed = seed_baseline(r.scheduler, r.dscp).filter(|_| is_seed_baseline(r)).map(|s| {
+                    let seed = seed_baseline(r.scheduler, r.dscp).filter(|_| seed_point).map(|s| {
                         json!({"delay_ms": s.delay_ms, "loss_pct": s.loss_pct, "jitter_ms": s.jitter_ms,
                                "throughput_mbps": s.throughput_mbps})
                     });
@@ -191,7 +198,7 @@ pub fn summary_json(study: &StudyResult) -> Value {
                 .collect()
         })
         .unwrap_or_default();
-    let cpu_s: f64 = study.runs.iter().map(|(_, r)| r.wall_s).sum();
+    let run_wall_s_sum: f64 = study.runs.iter().map(|(_, r)| r.wall_s).sum();
     let runs: Vec<Value> = study
         .runs
         .iter()
@@ -220,7 +227,7 @@ pub fn summary_json(study: &StudyResult) -> Value {
         "events": study.events,
         "wall_s": study.wall_s,
         "events_per_s": study.events_per_s(),
-        "run_cpu_s": cpu_s,
+        "run_wall_s_sum": run_wall_s_sum,
         "threads": study.threads,
         "base": study.config.base,
         "load_bg_mbps": study.config.load_bg_mbps,
@@ -230,11 +237,6 @@ pub fn summary_json(study: &StudyResult) -> Value {
         "classes": study.classes.iter().map(class_json).collect::<Vec<_>>(),
         "run_details": runs,
     })
-}
-
-/// Whether a row sits at the seed's baseline point with the seed's other settings.
-fn is_seed_baseline(r: &ClassSummary) -> bool {
-    r.followers == 4 && r.bg_mbps == 12.0 && r.queue_packets == 40
 }
 
 fn cell(f: Figure, decimals: usize) -> String {
@@ -251,13 +253,7 @@ fn delay_loss(r: &ClassSummary) -> String {
 
 /// The (scheduler, DSCP) pairs of a family's rows, in plan order.
 fn pairs<'a>(rows: impl Iterator<Item = &'a ClassSummary>) -> Vec<(Scheduler, bool)> {
-    let mut out = Vec::new();
-    for r in rows {
-        if !out.contains(&(r.scheduler, r.dscp)) {
-            out.push((r.scheduler, r.dscp));
-        }
-    }
-    out
+    first_seen(rows.map(|r| (r.scheduler, r.dscp)))
 }
 
 /// A control delay / loss table of a sweep family: one line per scheduler × DSCP,
@@ -273,13 +269,7 @@ fn sweep_table(
     if rows.is_empty() {
         return;
     }
-    let mut values: Vec<String> = Vec::new();
-    for r in &rows {
-        let v = value(r);
-        if !values.contains(&v) {
-            values.push(v);
-        }
-    }
+    let values = first_seen(rows.iter().map(|r| value(r)));
     let _ = writeln!(out, "\n## {title}: control delay (ms) / loss (%)\n");
     let _ = writeln!(out, "| Scheduler | DSCP | {} |", values.join(" | "));
     let _ = writeln!(out, "|---|---|{}", "---|".repeat(values.len()));
@@ -321,7 +311,7 @@ pub fn summary_md(study: &StudyResult) -> String {
             "\n## Scheduler comparison: control class ({} followers, {} Mbit/s background per direction, queue {} packets)\n",
             b.followers, b.bg_mbps, b.queue_packets
         );
-        let seed_point = rows.iter().all(|r| is_seed_baseline(r));
+        let seed_point = at_seed_point(study);
         out.push_str("| Scheduler | DSCP | Delay (ms) | Loss (%) | Jitter (ms) | Throughput (Mbps) |");
         out.push_str(if seed_point { " Seed: delay / loss / jitter / throughput |\n" } else { "\n" });
         out.push_str("|---|---|---|---|---|---|");

@@ -17,16 +17,16 @@
 
 use std::time::Instant;
 
-use bauxite_qdisc::Nanos;
-use serde::Serialize;
+use bauxite_qdisc::rng::{SplitMix64, mix64};
+use bauxite_qdisc::{LimitScope, Nanos};
+use serde::{Serialize, Serializer};
 
 use crate::app::UdpApp;
 use crate::engine::{RunCounters, Simulator};
 use crate::error::SimError;
 use crate::link::{ChannelStats, LinkConfig};
 use crate::metrics::{ClassRow, FlowRecord, class_rows};
-use crate::rng::{SplitMix64, mix};
-use crate::scheduler::{LimitMode, QdiscParams, Scheduler, build_qdisc};
+use crate::scheduler::{QdiscParams, Scheduler, build_qdisc};
 use crate::topology::Topology;
 
 /// The seed's traffic classes, in table order.
@@ -96,20 +96,23 @@ pub struct ScenarioConfig {
     pub scheduler: Scheduler,
     /// Whether applications mark DSCP (off: everything is DSCP 0).
     pub dscp: bool,
-    /// Number of followers.
+    /// Number of followers, 1 to [`MAX_FOLLOWERS`].
     pub followers: u32,
     /// Background payload rate per direction, Mbit/s (ns-3 `OnOffApplication`'s
     /// `DataRate` counts payload bits; the wire carries 1430/1400 of it).
     pub bg_mbps: f64,
-    /// Background flows per direction, sharing `bg_mbps` equally. One per direction
-    /// is the seed's "two bidirectional background-traffic endpoints".
+    /// Background flows per direction, sharing `bg_mbps` equally, 0 to
+    /// [`MAX_BG_FLOWS`]. One per direction is the seed's "two bidirectional
+    /// background-traffic endpoints".
     pub bg_flows: u32,
     /// Background UDP payload bytes.
     pub bg_payload_bytes: u32,
     /// Packet limit of the bottleneck discipline.
     pub queue_packets: u32,
-    /// Whether a multi-band discipline's limit is per band or shared.
-    pub limit_mode: LimitMode,
+    /// Whether a multi-band discipline's limit is per band or shared (`--limit-mode
+    /// per-band|shared`, written the same way in `summary.json`).
+    #[serde(serialize_with = "as_text")]
+    pub limit_mode: LimitScope,
     /// Packets the device transmit queue holds under the discipline, on every link.
     /// 1 is what ns-3's traffic-control examples set (`DropTailQueue` `MaxSize` 1p)
     /// and what the seed's 8.9 ms fair-queueing delay implies: the base path delay is
@@ -119,11 +122,11 @@ pub struct ScenarioConfig {
     pub device_queue_packets: u32,
     /// Bottleneck rate, Mbit/s.
     pub bottleneck_mbps: f64,
-    /// Bottleneck one-way propagation delay, ms.
+    /// Bottleneck one-way propagation delay, ms (at most [`MAX_DELAY_MS`]).
     pub bottleneck_delay_ms: f64,
     /// Access link rate (orchestrator, followers, background endpoints), Mbit/s.
     pub access_mbps: f64,
-    /// Access link one-way propagation delay, ms.
+    /// Access link one-way propagation delay, ms (at most [`MAX_DELAY_MS`]).
     pub access_delay_ms: f64,
     /// Packet limit of the drop-tail FIFO on every access link direction (never
     /// full in the seed's scenarios; 1000 is Linux's and ns-3's default queue length).
@@ -162,7 +165,7 @@ impl Default for ScenarioConfig {
             bg_flows: 1,
             bg_payload_bytes: 1400,
             queue_packets: 40,
-            limit_mode: LimitMode::PerBand,
+            limit_mode: LimitScope::PerQueue,
             device_queue_packets: 1,
             bottleneck_mbps: 10.0,
             bottleneck_delay_ms: 5.0,
@@ -185,6 +188,23 @@ impl Default for ScenarioConfig {
 /// Largest UDP payload of an IPv4 datagram.
 const MAX_PAYLOAD: u32 = 65_507;
 
+/// The first source port of the applications: flow `i` of a class sends from
+/// port `FIRST_SRC_PORT + i`, so that flows between the same two nodes differ in
+/// their 5-tuple. The ephemeral range 49152..=65535 holds 16384 ports.
+const FIRST_SRC_PORT: u16 = 49152;
+
+/// The most followers a scenario may have: one source port each in the ephemeral
+/// range (16384 ports), with room to spare.
+pub const MAX_FOLLOWERS: u32 = 16_000;
+
+/// The most background flows per direction: the two directions' flows take
+/// `2 × bg_flows` source ports of the ephemeral range.
+pub const MAX_BG_FLOWS: u32 = 8_000;
+
+/// The longest propagation delay of a link, ms (one day), which keeps every event
+/// time far inside the 64-bit nanosecond clock.
+pub const MAX_DELAY_MS: f64 = 86_400_000.0;
+
 fn positive(flag: &'static str, value: f64) -> Result<(), SimError> {
     if value.is_finite() && value > 0.0 {
         Ok(())
@@ -203,6 +223,23 @@ fn non_negative(flag: &'static str, value: f64) -> Result<(), SimError> {
 
 fn at_least_one(flag: &'static str, value: u32) -> Result<(), SimError> {
     if value >= 1 { Ok(()) } else { Err(SimError::invalid(flag, "must be at least 1 (got 0)")) }
+}
+
+fn at_most(flag: &'static str, value: u32, max: u32, why: &str) -> Result<(), SimError> {
+    if value <= max { Ok(()) } else { Err(SimError::invalid(flag, format!("at most {max} (got {value}): {why}"))) }
+}
+
+fn delay(flag: &'static str, ms: f64) -> Result<(), SimError> {
+    non_negative(flag, ms)?;
+    if ms > MAX_DELAY_MS {
+        return Err(SimError::invalid(flag, format!("at most one day ({MAX_DELAY_MS} ms; got {ms})")));
+    }
+    Ok(())
+}
+
+/// `summary.json` writes the limit scope as the command line spells it.
+fn as_text<S: Serializer>(scope: &LimitScope, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(scope)
 }
 
 fn ms_to_ns(ms: f64) -> Nanos {
@@ -228,6 +265,8 @@ impl ScenarioConfig {
     /// Checks every parameter; the error names the offending flag.
     pub fn validate(&self) -> Result<(), SimError> {
         at_least_one("followers", self.followers)?;
+        at_most("followers", self.followers, MAX_FOLLOWERS, "each follower's flows need their own source port")?;
+        at_most("bg-flows", self.bg_flows, MAX_BG_FLOWS, "each background flow needs its own source port")?;
         positive("bg-mbps", self.bg_mbps).map_err(|e| match e {
             SimError::InvalidParameter { flag, message } => SimError::InvalidParameter {
                 flag,
@@ -240,8 +279,8 @@ impl ScenarioConfig {
         at_least_one("access-queue", self.access_queue_packets)?;
         positive("bottleneck-mbps", self.bottleneck_mbps)?;
         positive("access-mbps", self.access_mbps)?;
-        non_negative("bottleneck-delay-ms", self.bottleneck_delay_ms)?;
-        non_negative("access-delay-ms", self.access_delay_ms)?;
+        delay("bottleneck-delay-ms", self.bottleneck_delay_ms)?;
+        delay("access-delay-ms", self.access_delay_ms)?;
         for (flag, rate) in [("bottleneck-mbps", self.bottleneck_mbps), ("access-mbps", self.access_mbps)] {
             if mbps_to_bps(rate) == 0 {
                 return Err(SimError::invalid(flag, format!("{rate} Mbit/s rounds to 0 bit/s")));
@@ -261,6 +300,17 @@ impl ScenarioConfig {
                     format!("must be 1..={MAX_PAYLOAD} bytes of UDP payload (got {bytes})"),
                 ));
             }
+        }
+        if self.bg_flows > 0 && self.bg_interval_ps() < 1000 {
+            let most = f64::from(self.bg_payload_bytes) * 8e3 * f64::from(self.bg_flows);
+            return Err(SimError::invalid(
+                "bg-mbps",
+                format!(
+                    "{} Mbit/s in {} flow(s) of {}-byte payloads is more than one packet a nanosecond per flow \
+                     (at most {most} Mbit/s)",
+                    self.bg_mbps, self.bg_flows, self.bg_payload_bytes
+                ),
+            ));
         }
         for (flag, pps) in [
             ("control-pps", self.control.pps),
@@ -302,6 +352,11 @@ impl ScenarioConfig {
         Ok(())
     }
 
+    /// The packet interval of each background flow, in picoseconds.
+    fn bg_interval_ps(&self) -> u64 {
+        UdpApp::interval_from_rate(self.bg_payload_bytes, self.bg_mbps * 1e6 / f64::from(self.bg_flows))
+    }
+
     /// The bottleneck's link parameters.
     pub fn bottleneck_link(&self) -> LinkConfig {
         LinkConfig {
@@ -340,7 +395,7 @@ impl ScenarioConfig {
         let params = |direction: u64| QdiscParams {
             limit: self.queue_packets,
             limit_mode: self.limit_mode,
-            seed: mix(self.seed ^ 0x5144_6973_6300 ^ direction),
+            seed: mix64(self.seed ^ 0x5144_6973_6300 ^ direction),
         };
         topo.add_link(orchestrator, router_a, access, fifo(), fifo());
         topo.add_link(bg_a, router_a, access, fifo(), fifo());
@@ -357,7 +412,7 @@ impl ScenarioConfig {
         }
 
         let mut sim = Simulator::new(topo);
-        let mut rng = SplitMix64::new(mix(self.seed));
+        let mut rng = SplitMix64::new(mix64(self.seed));
         let start = (self.app_start_s * 1e9).round() as Nanos;
         let stop = (self.duration_s * 1e9).round() as Nanos;
         let jitter = ms_to_ns(self.start_jitter_ms);
@@ -370,7 +425,10 @@ impl ScenarioConfig {
             sim.add_app(UdpApp {
                 src,
                 dst,
-                src_port: 49152u16.wrapping_add(index as u16),
+                src_port: u16::try_from(index)
+                    .ok()
+                    .and_then(|i| FIRST_SRC_PORT.checked_add(i))
+                    .expect("validate() keeps every source port in the ephemeral range"),
                 dst_port: class.port(),
                 payload,
                 dscp: if self.dscp { dscp } else { 0 },
@@ -393,8 +451,7 @@ impl ScenarioConfig {
             }
         }
         if self.bg_flows > 0 {
-            let per_flow = self.bg_mbps * 1e6 / self.bg_flows as f64;
-            let bg = (self.bg_payload_bytes, UdpApp::interval_from_rate(self.bg_payload_bytes, per_flow), 0);
+            let bg = (self.bg_payload_bytes, self.bg_interval_ps(), 0);
             for j in 0..self.bg_flows {
                 add(&mut sim, TrafficClass::Background, (bg_a, bg_b, j), bg);
                 add(&mut sim, TrafficClass::Background, (bg_b, bg_a, self.bg_flows + j), bg);

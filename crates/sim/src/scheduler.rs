@@ -108,30 +108,6 @@ impl Serialize for Scheduler {
     }
 }
 
-/// How a multi-queue discipline's packet limit counts.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LimitMode {
-    /// Each band (class) holds up to the limit: ns-3's PRIO with a FIFO child per
-    /// band, each child given the queue size.
-    #[default]
-    PerBand,
-    /// All bands together hold up to the limit: Linux pfifo_fast.
-    Shared,
-}
-
-impl FromStr for LimitMode {
-    type Err = SimError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "per-band" => Ok(LimitMode::PerBand),
-            "shared" => Ok(LimitMode::Shared),
-            _ => Err(SimError::invalid("limit-mode", format!("`{s}` is not per-band or shared"))),
-        }
-    }
-}
-
 /// The MTU of ns-3's point-to-point device, which ns-3's FQ-CoDel and FQ-PIE take
 /// as their DRR quantum and CoDel as its one-packet floor. The simulator gives the
 /// disciplines IP datagram sizes, as ns-3's queue-disc items report them.
@@ -143,7 +119,7 @@ pub struct QdiscParams {
     /// Packet limit.
     pub limit: u32,
     /// Per band or shared (multi-queue disciplines only).
-    pub limit_mode: LimitMode,
+    pub limit_mode: LimitScope,
     /// Seed for the discipline's own randomness (hash perturbation, PIE's drop draws).
     pub seed: u64,
 }
@@ -151,10 +127,7 @@ pub struct QdiscParams {
 /// Builds one instance of `scheduler` (one per direction of the bottleneck).
 pub fn build_qdisc(scheduler: Scheduler, params: QdiscParams) -> Box<dyn Qdisc> {
     let limit = params.limit as usize;
-    let scope = match params.limit_mode {
-        LimitMode::PerBand => LimitScope::PerQueue,
-        LimitMode::Shared => LimitScope::Shared,
-    };
+    let scope = params.limit_mode;
     let prio = |mut config: PrioConfig| {
         config.scope = scope;
         Box::new(Prio::new(config)) as Box<dyn Qdisc>

@@ -19,6 +19,7 @@ use crate::error::SimError;
 use crate::metrics::{FIGURES, mean_ci95};
 use crate::scenario::{ScenarioConfig, ScenarioResult, TrafficClass, run_scenario};
 use crate::scheduler::Scheduler;
+use crate::util::{first_seen, on_off};
 
 /// A family of runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -114,7 +115,9 @@ pub struct StudyConfig {
     pub families: Vec<Family>,
     /// Schedulers compared in every family, in table order.
     pub schedulers: Vec<Scheduler>,
-    /// Repetitions of each point; run `k` (from 0) uses seed `base.seed + k`.
+    /// Repetitions of each point; run `k` (from 0) uses seed `base.seed + k`. More
+    /// than one needs a start jitter above 0 (`base.start_jitter_ms`): see
+    /// [`StudyConfig::plan`].
     pub seeds: u32,
     /// Every parameter a family does not sweep (and the compare family's point).
     pub base: ScenarioConfig,
@@ -164,7 +167,7 @@ impl RunSpec {
             "{} {} dscp={} n={} bg={} q={} seed={}",
             self.family,
             c.scheduler,
-            if c.dscp { "on" } else { "off" },
+            on_off(c.dscp),
             c.followers,
             c.bg_mbps,
             c.queue_packets,
@@ -176,9 +179,28 @@ impl RunSpec {
 impl StudyConfig {
     /// Every run, in output order: family, swept value, scheduler, DSCP off/on, seed.
     /// Checks every parameter first; nothing runs on an error.
+    ///
+    /// Several seeds with no start jitter are refused. The start offsets are the
+    /// only thing the seed changes for FIFO, PRIO, pfifo_fast-style, DRR and CoDel,
+    /// so their repetitions would be one run copied and their `_ci95` half-widths
+    /// a 0 that reads like a measured interval; for the disciplines that do draw
+    /// from the seed (PIE, the FQ hash salt) the interval would cover that alone,
+    /// not the phase of the packet trains the figures depend on most.
     pub fn plan(&self) -> Result<Vec<RunSpec>, SimError> {
         if self.seeds == 0 {
             return Err(SimError::invalid("seeds", "must be at least 1 (got 0)"));
+        }
+        if self.seeds > 1 && self.base.start_jitter_ms == 0.0 {
+            return Err(SimError::invalid(
+                "start-jitter-ms",
+                format!(
+                    "0 with --seeds {}: without start jitter every seed starts the packet trains in the same \
+                     phase, so the repetitions would not vary and their _ci95 half-widths would not be confidence \
+                     intervals; give a jitter above 0 (the default for several seeds is {} ms) or --seeds 1",
+                    self.seeds,
+                    default_start_jitter_ms(self.seeds)
+                ),
+            ));
         }
         if self.families.is_empty() {
             return Err(SimError::invalid("family", "no family to run"));
@@ -336,13 +358,7 @@ impl StudyResult {
 
     /// The families that ran.
     pub fn families(&self) -> Vec<Family> {
-        let mut out: Vec<Family> = Vec::new();
-        for (spec, _) in &self.runs {
-            if !out.contains(&spec.family) {
-                out.push(spec.family);
-            }
-        }
-        out
+        first_seen(self.runs.iter().map(|(spec, _)| spec.family))
     }
 }
 

@@ -25,11 +25,24 @@ fn each_bad_parameter_names_its_flag() {
         (ScenarioConfig { bottleneck_delay_ms: -1.0, ..d() }, "--bottleneck-delay-ms"),
         (ScenarioConfig { start_jitter_ms: -1.0, ..d() }, "--start-jitter-ms"),
         (ScenarioConfig { bg_payload_bytes: 0, ..d() }, "--bg-payload"),
+        // Values that used to hang or corrupt a run: a background interval that
+        // rounds to 0 ps, a delay that saturates the clock, counts that exhaust
+        // memory or wrap the source ports.
+        (ScenarioConfig { bg_mbps: 1e11, ..d() }, "--bg-mbps"),
+        (ScenarioConfig { bg_mbps: 1e300, ..d() }, "--bg-mbps"),
+        (ScenarioConfig { bottleneck_delay_ms: 1e300, ..d() }, "--bottleneck-delay-ms"),
+        (ScenarioConfig { access_delay_ms: 86_400_001.0, ..d() }, "--access-delay-ms"),
+        (ScenarioConfig { followers: 16_001, ..d() }, "--followers"),
+        (ScenarioConfig { followers: u32::MAX, ..d() }, "--followers"),
+        (ScenarioConfig { bg_flows: 8_001, ..d() }, "--bg-flows"),
     ];
     for (config, flag) in cases {
         let message = error_of(config);
         assert!(message.starts_with(flag), "{message:?} should name {flag}");
     }
+    // The limits themselves are fine.
+    let most = ScenarioConfig { followers: 16_000, bg_flows: 8_000, bottleneck_delay_ms: 86_400_000.0, ..d() };
+    assert!(most.validate().is_ok());
     let mut c = d();
     c.control.pps = 0.0;
     assert!(error_of(c).starts_with("--control-pps"));
@@ -55,8 +68,21 @@ fn a_study_checks_every_run_before_starting() {
     assert!(zero_seeds.plan().unwrap_err().to_string().starts_with("--seeds"));
     let bad_sweep = StudyConfig { load_bg_mbps: vec![8.0, -2.0], ..StudyConfig::default() };
     assert!(bad_sweep.plan().unwrap_err().to_string().starts_with("--bg-mbps"));
+    let too_many = StudyConfig { follower_counts: vec![4, 20_000], ..StudyConfig::default() };
+    assert!(too_many.plan().unwrap_err().to_string().starts_with("--followers"));
     let no_followers = StudyConfig { follower_counts: vec![0], ..StudyConfig::default() };
     assert!(matches!(no_followers.plan(), Err(SimError::InvalidParameter { flag: "followers", .. })));
+}
+
+#[test]
+fn several_seeds_need_start_jitter() {
+    let base = ScenarioConfig { start_jitter_ms: 0.0, ..ScenarioConfig::default() };
+    let identical = StudyConfig { seeds: 3, base: base.clone(), ..StudyConfig::default() };
+    let e = identical.plan().unwrap_err().to_string();
+    assert!(e.starts_with("--start-jitter-ms") && e.contains("--seeds 3"), "{e}");
+    assert!(StudyConfig { seeds: 1, base, ..StudyConfig::default() }.plan().is_ok());
+    let jittered = ScenarioConfig { start_jitter_ms: 100.0, ..ScenarioConfig::default() };
+    assert!(StudyConfig { seeds: 3, base: jittered, ..StudyConfig::default() }.plan().is_ok());
 }
 
 #[test]

@@ -2,11 +2,12 @@
 //! two senders behind a fast access link overload a 10 Mbit/s bottleneck.
 
 use bauxite_qdisc::{Fifo, Qdisc, dscp};
+use bauxite_sim::LimitScope;
 use bauxite_sim::Simulator;
 use bauxite_sim::app::UdpApp;
 use bauxite_sim::link::LinkConfig;
 use bauxite_sim::monitor::FlowStats;
-use bauxite_sim::scheduler::{LimitMode, QdiscParams, Scheduler, build_qdisc};
+use bauxite_sim::scheduler::{QdiscParams, Scheduler, build_qdisc};
 use bauxite_sim::topology::Topology;
 
 const MS: u64 = 1_000_000;
@@ -28,7 +29,7 @@ fn run(
     let fast = LinkConfig::new(1_000_000_000, 0);
     let fifo = || Some(Box::new(Fifo::new(10_000)) as Box<dyn Qdisc>);
     t.add_link(host, router, fast, fifo(), fifo());
-    let params = QdiscParams { limit, limit_mode: LimitMode::PerBand, seed: 7 };
+    let params = QdiscParams { limit, limit_mode: LimitScope::PerQueue, seed: 7 };
     let bottleneck = LinkConfig::new(10_000_000, 5 * MS);
     t.add_link(router, sink, bottleneck, Some(build_qdisc(scheduler, params)), fifo());
     let mut sim = Simulator::new(t);

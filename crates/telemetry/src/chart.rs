@@ -73,7 +73,9 @@ pub struct BarChart {
     pub groups: Vec<(String, Vec<f64>)>,
 }
 
-/// A grid of values with a colour scale and the value printed in each cell.
+/// A grid of values with a colour scale and the value printed in each cell. The
+/// scale runs from white at the chart's best value to deep red at its worst, where
+/// best is the highest value if `higher_is_better` and the lowest otherwise.
 #[derive(Clone, Debug, Default)]
 pub struct Heatmap {
     /// Title above the plot.
@@ -86,6 +88,11 @@ pub struct Heatmap {
     pub values: Vec<Vec<f64>>,
     /// How cell values are printed, e.g. `ms` or `%`.
     pub unit: String,
+    /// Whether a higher value is better (a fairness index) rather than worse (a
+    /// delay, a loss): it decides which end of the colour scale is red.
+    pub higher_is_better: bool,
+    /// Decimals printed in each cell.
+    pub decimals: usize,
 }
 
 /// Anything that can be drawn.
@@ -336,11 +343,21 @@ impl Draw for BarChart {
     }
 }
 
+/// A heatmap cell's colour: white at the best value of `(lo, hi)` to deep red at
+/// the worst, the best being `hi` if `higher_is_better`, else `lo`. When every
+/// value is the same nothing is worse than anything else: white.
+fn heat_colour(value: f64, (lo, hi): (f64, f64), higher_is_better: bool) -> RGBColor {
+    let worse = if higher_is_better { hi - value } else { value - lo };
+    let t = if hi - lo > 1e-12 { (worse / (hi - lo)).clamp(0.0, 1.0) } else { 0.0 };
+    RGBColor(255, (255.0 * (1.0 - 0.8 * t)) as u8, (255.0 * (1.0 - 0.85 * t)) as u8)
+}
+
 impl Draw for Heatmap {
     fn draw<DB: DrawingBackend>(&self, area: &DrawingArea<DB, Shift>) -> Result<(), String> {
         area.fill(&WHITE).map_err(err)?;
         let (rows, cols) = (self.rows.len().max(1), self.columns.len().max(1));
-        let (lo, hi) = span(self.values.iter().flatten().copied());
+        let finite = || self.values.iter().flatten().copied().filter(|v| v.is_finite());
+        let range = (finite().fold(f64::INFINITY, f64::min), finite().fold(f64::NEG_INFINITY, f64::max));
         let mut chart = ChartBuilder::on(area)
             .caption(&self.title, (FAMILY, 22))
             .margin(12)
@@ -370,9 +387,7 @@ impl Draw for Heatmap {
             .map_err(err)?;
         for (r, row) in self.values.iter().enumerate() {
             for (c, value) in row.iter().enumerate().filter(|(_, v)| v.is_finite()) {
-                let t = ((value - lo) / (hi - lo).max(1e-12)).clamp(0.0, 1.0);
-                // White (best) to deep red (worst).
-                let fill = RGBColor(255, (255.0 * (1.0 - 0.8 * t)) as u8, (255.0 * (1.0 - 0.85 * t)) as u8);
+                let fill = heat_colour(*value, range, self.higher_is_better);
                 let y = (rows - 1 - r) as f64;
                 chart
                     .draw_series(std::iter::once(Rectangle::new(
@@ -380,7 +395,10 @@ impl Draw for Heatmap {
                         fill.filled(),
                     )))
                     .map_err(err)?;
-                let label = format!("{value:.1} {}", self.unit);
+                let mut label = format!("{value:.*}", self.decimals);
+                if !self.unit.is_empty() {
+                    label = format!("{label} {}", self.unit);
+                }
                 let style = TextStyle::from((FAMILY, 14).into_font()).pos(plotters::style::text_anchor::Pos::new(
                     plotters::style::text_anchor::HPos::Center,
                     plotters::style::text_anchor::VPos::Center,
@@ -452,6 +470,8 @@ mod tests {
             columns: vec!["control".into(), "telemetry".into()],
             values: vec![vec![40.8, 34.1], vec![8.9, f64::NAN]],
             unit: "ms".into(),
+            higher_is_better: false,
+            decimals: 1,
         };
         let files = heat.write(&temp("heat")).unwrap();
         let svg = std::fs::read_to_string(&files[1]).unwrap();
@@ -459,5 +479,30 @@ mod tests {
             assert!(svg.contains(text), "the heatmap shows `{text}`");
         }
         assert!(!svg.contains("NaN"), "blank cells stay blank");
+        let fairness = Heatmap {
+            title: "Jain fairness".into(),
+            rows: vec!["fifo".into()],
+            columns: vec!["control".into(), "bulk".into()],
+            values: vec![vec![1.0, 0.874]],
+            higher_is_better: true,
+            decimals: 2,
+            ..Heatmap::default()
+        };
+        let svg = std::fs::read_to_string(&fairness.write(&temp("fair")).unwrap()[1]).unwrap();
+        assert!(svg.contains("\n1.00\n") && svg.contains("\n0.87\n"), "two decimals, no unit");
+    }
+
+    #[test]
+    fn the_colour_scale_is_white_at_the_best_end() {
+        const WHITE: RGBColor = RGBColor(255, 255, 255);
+        const DEEP_RED: RGBColor = RGBColor(255, 50, 38);
+        // Delay: the lowest is best.
+        assert_eq!(heat_colour(8.9, (8.9, 40.8), false), WHITE);
+        assert_eq!(heat_colour(40.8, (8.9, 40.8), false), DEEP_RED);
+        // Jain fairness: 1.0 is best, not the reddest.
+        assert_eq!(heat_colour(1.0, (0.5, 1.0), true), WHITE);
+        assert_eq!(heat_colour(0.5, (0.5, 1.0), true), DEEP_RED);
+        // Nothing to tell apart: no cell is worse.
+        assert_eq!(heat_colour(1.0, (1.0, 1.0), true), WHITE);
     }
 }
