@@ -22,9 +22,9 @@
 //! - Over the packet limit, packets are dropped from the head of the flow with the
 //!   largest byte backlog, so an overflow costs the flow that caused it. Linux and
 //!   ns-3 find that flow by scanning every bucket; here a tournament tree over the
-//!   buckets' backlogs (`Fattest`) names it at once, for `log2(buckets)` steps of
-//!   upkeep per packet — with many active flows and a short limit, overflow is the
-//!   common case and the scan was most of the run time.
+//!   buckets' backlogs (`Fattest`) names it at once, for at most `log2(buckets)`
+//!   steps of upkeep per packet — with many active flows and a short limit,
+//!   overflow is the common case and the scan was most of the run time.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -85,65 +85,59 @@ struct Flow<A> {
     aqm: A,
 }
 
-/// A bucket's standing in the overflow contest: its bytes, whether it holds any
-/// packet (so a queue of zero-length packets still beats an empty bucket), and
-/// its index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Entry {
-    bytes: u64,
-    occupied: bool,
-    bucket: u32,
-}
-
-impl Entry {
-    /// The winner of two entries, `left` holding the lower bucket indices: the
-    /// larger backlog, ties to the lower index — what a scan over all buckets in
-    /// index order keeping the first maximum finds.
-    fn winner(left: Entry, right: Entry) -> Entry {
-        if (right.bytes, right.occupied) > (left.bytes, left.occupied) { right } else { left }
-    }
-}
-
 /// A tournament tree over the buckets' byte backlogs: the root is always the
-/// fattest bucket (ties to the lowest index), and a bucket's change of backlog
-/// replays the `log2(buckets)` matches on its path to the root. Leaves are padded
-/// to a power of two with empty buckets, which never beat a real one.
+/// fattest bucket (ties to the lowest index, what a scan over all buckets in index
+/// order keeping the first maximum finds), and a bucket's change of backlog
+/// replays the at most `log2(buckets)` matches on its path to the root. Leaves are
+/// padded to a power of two with empty buckets, which never beat a real one.
 #[derive(Clone, Debug)]
 struct Fattest {
     leaves: usize,
-    /// A heap layout from index 1: node `k` has children `2k` and `2k + 1`, and
-    /// bucket `i` is leaf `leaves + i`.
-    nodes: Vec<Entry>,
+    /// Each bucket's standing: `2 × bytes + 1` if it holds a packet, else 0, so a
+    /// queue of zero-length packets still beats an empty bucket. (Saturates at
+    /// 2⁶³ bytes, far beyond any queue.)
+    scores: Vec<u64>,
+    /// The winning bucket of each match, in a heap layout from index 1: node `k`
+    /// has children `2k` and `2k + 1`, and leaf `leaves + i` is bucket `i`.
+    winners: Vec<u32>,
 }
 
 impl Fattest {
     fn new(buckets: usize) -> Self {
         let leaves = buckets.next_power_of_two();
-        let mut nodes = vec![Entry { bytes: 0, occupied: false, bucket: 0 }; 2 * leaves];
+        let mut winners = vec![0; 2 * leaves];
         for i in 0..leaves {
-            nodes[leaves + i].bucket = i as u32;
+            winners[leaves + i] = i as u32;
         }
         for k in (1..leaves).rev() {
-            nodes[k] = Entry::winner(nodes[2 * k], nodes[2 * k + 1]);
+            winners[k] = winners[2 * k];
         }
-        Self { leaves, nodes }
+        Self { leaves, scores: vec![0; leaves], winners }
     }
 
-    /// Records the backlog of `bucket`.
+    /// Records the backlog of `bucket`. The replay stops at the first match whose
+    /// winner is unchanged and is not `bucket` itself, since nothing above it can
+    /// change either: a bucket that loses near the leaves (most do) costs a step
+    /// or two.
     #[inline]
     fn set(&mut self, bucket: usize, queue: &PacketQueue) {
+        self.scores[bucket] = queue.bytes().saturating_mul(2) | u64::from(!queue.is_empty());
         let mut k = self.leaves + bucket;
-        self.nodes[k] = Entry { bytes: queue.bytes(), occupied: !queue.is_empty(), bucket: bucket as u32 };
         while k > 1 {
             k /= 2;
-            self.nodes[k] = Entry::winner(self.nodes[2 * k], self.nodes[2 * k + 1]);
+            let (left, right) = (self.winners[2 * k], self.winners[2 * k + 1]);
+            let winner = if self.scores[right as usize] > self.scores[left as usize] { right } else { left };
+            if winner == self.winners[k] && winner as usize != bucket {
+                break;
+            }
+            self.winners[k] = winner;
         }
     }
 
-    /// The fattest bucket and its bytes, if any bucket holds a packet.
-    fn max(&self) -> Option<(u64, usize)> {
-        let top = self.nodes[1];
-        top.occupied.then_some((top.bytes, top.bucket as usize))
+    /// The fattest bucket, if any holds a packet.
+    fn max(&self) -> Option<usize> {
+        let top = self.winners[1] as usize;
+        (self.scores[top] != 0).then_some(top)
     }
 }
 
@@ -220,9 +214,9 @@ impl<A: FlowAqm> Fq<A> {
     /// as Linux's `fq_codel_drop` and ns-3's `FqCoDelDrop` do; returns the bucket.
     /// Ties go to the lowest bucket index, as in their scan over all buckets.
     fn drop_from_fattest(&mut self) -> usize {
-        let (max_bytes, fattest) = self.fattest.max().expect("over the limit, so some flow holds packets");
+        let fattest = self.fattest.max().expect("over the limit, so some flow holds packets");
         let queue = &mut self.flows[fattest].queue;
-        let threshold = max_bytes / 2;
+        let threshold = queue.bytes() / 2;
         let (mut dropped_bytes, mut count) = (0, 0);
         while let Some(p) = queue.pop_front() {
             dropped_bytes += u64::from(p.len);
@@ -353,14 +347,14 @@ mod tests {
     }
 
     /// The fattest bucket by a scan in index order, keeping the first maximum.
-    fn scan(queues: &[PacketQueue]) -> Option<(u64, usize)> {
+    fn scan(queues: &[PacketQueue]) -> Option<usize> {
         let mut best: Option<(u64, usize)> = None;
         for (i, q) in queues.iter().enumerate() {
             if !q.is_empty() && best.is_none_or(|(max, _)| q.bytes() > max) {
                 best = Some((q.bytes(), i));
             }
         }
-        best
+        best.map(|(_, i)| i)
     }
 
     #[test]
@@ -388,11 +382,16 @@ mod tests {
     fn ties_go_to_the_lowest_bucket_and_zero_length_packets_count() {
         let mut tree = Fattest::new(8);
         tree.set(6, &queue_of(&[0]));
-        assert_eq!(tree.max(), Some((0, 6)), "a zero-byte packet beats empty buckets");
+        assert_eq!(tree.max(), Some(6), "a zero-byte packet beats empty buckets");
         tree.set(5, &queue_of(&[300]));
         tree.set(2, &queue_of(&[100, 200]));
-        assert_eq!(tree.max(), Some((300, 2)));
+        assert_eq!(tree.max(), Some(2));
+        // The winner shrinks but stays ahead of its sibling: the root must still
+        // learn that bucket 5 now leads.
+        tree.set(2, &queue_of(&[100]));
+        assert_eq!(tree.max(), Some(5));
+        tree.set(5, &PacketQueue::default());
         tree.set(2, &PacketQueue::default());
-        assert_eq!(tree.max(), Some((300, 5)));
+        assert_eq!(tree.max(), Some(6));
     }
 }
