@@ -12,10 +12,11 @@
 //!    and one on the bridge's critical output, at the same time; p50/p99 of each and of the
 //!    difference. The bridge's CPU (user + system time over wall time) and resident memory over
 //!    the same run.
-//! 2. **Capacity**: for each size, the publisher writes back to back (RELIABLE, so RustDDS's own
-//!    flow control paces it) and a critical subscriber counts what arrives through the bridge per
-//!    second; then the same publisher straight to a subscriber, for the ceiling RustDDS itself
-//!    sets on this machine.
+//! 2. **Capacity**: for each size, the publisher sends paced steps of doubling rate (from about
+//!    8 Mbit/s of payload, `capacity_duration` each) and a critical subscriber counts what arrives
+//!    through the bridge; the capacity is the fastest step with under 1 % loss. Flooding instead
+//!    would measure how the bridge sheds an overload (drop-oldest), not what it can carry. The
+//!    same sweep straight from publisher to subscriber gives the ceiling RustDDS itself sets.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -26,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use rustdds::bytes::Bytes;
-use rustdds::{DataWriterStatus, DomainParticipant, RepresentationIdentifier, StatusEvented, TopicKind};
+use rustdds::{DomainParticipant, RepresentationIdentifier, TopicKind};
 use serde::Serialize;
 
 use crate::config::{DdsConfig, Reliability};
@@ -90,23 +91,24 @@ pub struct LatencyReport {
     pub bridge_peak_rss_mib: f64,
 }
 
-/// One capacity run.
+/// One size's capacity: the fastest paced rate forwarded with under 1 % loss.
 #[derive(Debug, Clone, Serialize)]
 pub struct CapacityRow {
     /// Sample size, bytes.
     pub size_bytes: usize,
-    /// Samples per second the publisher got out to the bridge.
-    pub offered_per_s: f64,
-    /// Samples per second a critical subscriber received through the bridge.
+    /// Samples per second a critical subscriber received through the bridge, at the fastest
+    /// step with under 1 % loss.
     pub bridged_per_s: f64,
     /// The same in Mbit/s of payload.
     pub bridged_mbit_s: f64,
-    /// Share of the offered samples the bridge dropped (drop-oldest), percent.
-    pub bridged_loss_pct: f64,
-    /// Samples per second straight from publisher to subscriber (no bridge).
-    pub direct_per_s: f64,
-    /// The bridge's CPU over the run, percent of one core.
+    /// The bridge's CPU at that step, percent of one core.
     pub bridge_cpu_pct: f64,
+    /// The same measure straight from publisher to subscriber (no bridge).
+    pub direct_per_s: f64,
+    /// Every step through the bridge.
+    pub through: Vec<Step>,
+    /// Every step without it.
+    pub direct: Vec<Step>,
 }
 
 /// Everything measured.
@@ -144,21 +146,33 @@ impl BenchReport {
         );
         let _ = writeln!(
             s,
-            "## Forwarding capacity ({} cores)\n\n| size | offered (samples/s) | through the bridge (samples/s) | Mbit/s | dropped | direct, no bridge (samples/s) | bridge CPU |\n|---:|---:|---:|---:|---:|---:|---:|",
+            "## Forwarding capacity ({} cores; paced steps of doubling rate, the fastest with under 1 % loss)\n\n| size | through the bridge (samples/s) | Mbit/s | bridge CPU | direct, no bridge (samples/s) |\n|---:|---:|---:|---:|---:|",
             self.cores
         );
         for c in &self.capacity {
             let _ = writeln!(
                 s,
-                "| {} B | {:.0} | {:.0} | {:.1} | {:.1} % | {:.0} | {:.0} % |",
-                c.size_bytes,
-                c.offered_per_s,
-                c.bridged_per_s,
-                c.bridged_mbit_s,
-                c.bridged_loss_pct,
-                c.direct_per_s,
-                c.bridge_cpu_pct
+                "| {} B | {:.0} | {:.1} | {:.0} % | {:.0} |",
+                c.size_bytes, c.bridged_per_s, c.bridged_mbit_s, c.bridge_cpu_pct, c.direct_per_s
             );
+        }
+        for c in &self.capacity {
+            let _ = writeln!(
+                s,
+                "\n{} B steps (target → delivered samples/s, loss):\n\n| target | through the bridge | loss | bridge CPU | direct | loss |\n|---:|---:|---:|---:|---:|---:|",
+                c.size_bytes
+            );
+            for i in 0..c.through.len().max(c.direct.len()) {
+                let (t, d) = (c.through.get(i), c.direct.get(i));
+                let target = t.or(d).map_or(0.0, |x| x.target_per_s);
+                let cell = |x: Option<&Step>| {
+                    x.map_or("–".to_string(), |x| format!("{:.0} | {:.1} %", x.delivered_per_s, x.loss_pct))
+                };
+                let cpu = t.and_then(|x| x.bridge_cpu_pct).map_or("–".into(), |c| format!("{c:.0} %"));
+                let (tc, dc) = (cell(t), cell(d));
+                let (t_rate, t_loss) = tc.split_once(" | ").unwrap_or(("–", "–"));
+                let _ = writeln!(s, "| {target:.0} | {t_rate} | {t_loss} | {cpu} | {dc} |");
+            }
         }
         s
     }
@@ -347,16 +361,6 @@ fn sample(seq: u64, size: usize, clock: Clock) -> RawSample {
     RawSample { representation: RepresentationIdentifier::CDR_LE, payload: Bytes::from(bytes) }
 }
 
-/// Matched readers of a writer, from its status events.
-fn matched(writer: &RawWriter, count: &mut usize) -> usize {
-    while let Some(status) = writer.try_recv_status() {
-        if let DataWriterStatus::PublicationMatched { current, .. } = status {
-            *count = current.count().max(0) as usize;
-        }
-    }
-    *count
-}
-
 /// Publishes slowly until every receiver has something, so discovery is over before measuring.
 fn warm_up(writer: &RawWriter, receivers: &[&Receiver], size: usize, clock: Clock) -> Result<(), BridgeError> {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -438,16 +442,89 @@ fn latency_run(
     })
 }
 
-/// Publishes back to back for `duration`; returns samples written.
-fn flood(writer: &RawWriter, size: usize, duration: Duration, clock: Clock) -> u64 {
+/// Publishes at `rate` per second for `duration` (in 1 ms batches), numbering from `first`;
+/// returns how many were written and the seconds it took.
+fn paced(writer: &RawWriter, size: usize, rate: f64, duration: Duration, first: u64, clock: Clock) -> (u64, f64) {
     let start = Instant::now();
-    let mut seq = 0;
+    let mut written = 0u64;
     while start.elapsed() < duration {
-        if writer.write(sample(seq, size, clock), None).is_ok() {
-            seq += 1;
+        let due = (start.elapsed().as_secs_f64() * rate) as u64;
+        while written < due {
+            if writer.write(sample(first + written, size, clock), None).is_ok() {
+                written += 1;
+            } else {
+                break;
+            }
         }
+        std::thread::sleep(Duration::from_millis(1));
     }
-    seq
+    (written, start.elapsed().as_secs_f64())
+}
+
+/// One step of a capacity sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    /// The rate asked for, samples/s.
+    pub target_per_s: f64,
+    /// Samples/s the publisher got written.
+    pub offered_per_s: f64,
+    /// Samples/s that arrived.
+    pub delivered_per_s: f64,
+    /// Share of the written samples that did not arrive, percent.
+    pub loss_pct: f64,
+    /// The bridge's CPU over the step, percent of one core (through the bridge only).
+    pub bridge_cpu_pct: Option<f64>,
+}
+
+/// A loss under this (percent) still counts as keeping up.
+const KEEPS_UP_PCT: f64 = 1.0;
+
+/// Doubles the rate from about 8 Mbit/s of payload until losses pass [`KEEPS_UP_PCT`] twice or
+/// the publisher cannot offer more.
+fn sweep(
+    writer: &RawWriter,
+    receiver: &Receiver,
+    size: usize,
+    step: Duration,
+    bridge_pid: Option<u32>,
+    clock: Clock,
+) -> Vec<Step> {
+    let mut rate = (1e6 / size as f64).max(1.0).round();
+    let mut steps: Vec<Step> = Vec::new();
+    let mut first = 0u64;
+    let mut failures = 0;
+    while failures < 2 && rate <= 2e6 {
+        receiver.take();
+        let before = bridge_pid.and_then(proc_usage);
+        let (written, secs) = paced(writer, size, rate, step, first, clock);
+        let after = bridge_pid.and_then(proc_usage);
+        // Let what is in flight arrive before counting.
+        std::thread::sleep(Duration::from_millis(500));
+        let arrived = receiver.take().iter().filter(|(seq, _)| (first..first + written).contains(seq)).count() as f64;
+        let loss_pct = if written == 0 { 100.0 } else { 100.0 * (1.0 - arrived / written as f64).max(0.0) };
+        let offered_per_s = written as f64 / secs;
+        steps.push(Step {
+            target_per_s: rate,
+            offered_per_s,
+            delivered_per_s: arrived / secs,
+            loss_pct,
+            bridge_cpu_pct: before.zip(after).map(|(b, a)| 100.0 * a.0.saturating_sub(b.0).as_secs_f64() / secs),
+        });
+        if loss_pct >= KEEPS_UP_PCT {
+            failures += 1;
+        }
+        if offered_per_s < 0.8 * rate {
+            break; // the publisher itself is the limit now
+        }
+        first += written;
+        rate *= 2.0;
+    }
+    steps
+}
+
+/// The fastest step that kept up.
+fn kept_up(steps: &[Step]) -> Option<&Step> {
+    steps.iter().filter(|s| s.loss_pct < KEEPS_UP_PCT).max_by(|a, b| a.delivered_per_s.total_cmp(&b.delivered_per_s))
 }
 
 fn capacity_run(
@@ -463,13 +540,7 @@ fn capacity_run(
     let writer = bench_writer(publisher, &input, 256)?;
     let bridged = Receiver::start(bench_reader(subscriber, &format!("{input}/critical"))?, clock);
     warm_up(&writer, &[&bridged], size, clock)?;
-    let before = proc_usage(pid).ok_or_else(|| io("the bridge", "its /proc entry is gone"))?;
-    let started = Instant::now();
-    let offered = flood(&writer, size, options.capacity_duration, clock);
-    let after = proc_usage(pid).ok_or_else(|| io("the bridge", "its /proc entry is gone"))?;
-    let wall = started.elapsed().as_secs_f64();
-    std::thread::sleep(Duration::from_millis(500));
-    let through = bridged.take().len() as f64;
+    let through = sweep(&writer, &bridged, size, options.capacity_duration, Some(pid), clock);
     drop(bridged);
     drop(writer);
 
@@ -477,25 +548,17 @@ fn capacity_run(
     let direct_topic = format!("rt/bench/direct{size}");
     let writer = bench_writer(publisher, &direct_topic, 256)?;
     let direct = Receiver::start(bench_reader(subscriber, &direct_topic)?, clock);
-    let mut readers = 0;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while matched(&writer, &mut readers) == 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
     warm_up(&writer, &[&direct], size, clock)?;
-    let started = Instant::now();
-    flood(&writer, size, options.capacity_duration, clock);
-    let direct_wall = started.elapsed().as_secs_f64();
-    std::thread::sleep(Duration::from_millis(500));
-    let direct_count = direct.take().len() as f64;
+    let straight = sweep(&writer, &direct, size, options.capacity_duration, None, clock);
 
+    let best = kept_up(&through);
     Ok(CapacityRow {
         size_bytes: size,
-        offered_per_s: offered as f64 / wall,
-        bridged_per_s: through / wall,
-        bridged_mbit_s: through * size as f64 * 8.0 / wall / 1e6,
-        bridged_loss_pct: if offered == 0 { 0.0 } else { 100.0 * (1.0 - through / offered as f64).max(0.0) },
-        direct_per_s: direct_count / direct_wall,
-        bridge_cpu_pct: 100.0 * after.0.saturating_sub(before.0).as_secs_f64() / wall,
+        bridged_per_s: best.map_or(0.0, |s| s.delivered_per_s),
+        bridged_mbit_s: best.map_or(0.0, |s| s.delivered_per_s * size as f64 * 8.0 / 1e6),
+        bridge_cpu_pct: best.and_then(|s| s.bridge_cpu_pct).unwrap_or(0.0),
+        direct_per_s: kept_up(&straight).map_or(0.0, |s| s.delivered_per_s),
+        through,
+        direct: straight,
     })
 }

@@ -33,6 +33,27 @@ pub fn participant(config: &DdsConfig) -> Result<DomainParticipant, DdsError> {
     builder.build().map_err(|e| DdsError::new("participant", e))
 }
 
+/// The bridge's three participants. RustDDS runs one event loop thread per participant, which
+/// does all of that participant's receiving and sending; giving the input, the critical
+/// writers and everything else (noncritical writers, probes, diagnostics) a participant each
+/// keeps a flood on one side from delaying the critical path in that loop, and spreads the work
+/// over cores.
+pub struct Participants {
+    /// Reads the input topics.
+    pub input: DomainParticipant,
+    /// Writes the critical outputs.
+    pub critical: DomainParticipant,
+    /// Writes the noncritical outputs, probes and diagnostics; reads probe answers.
+    pub noncritical: DomainParticipant,
+}
+
+impl Participants {
+    /// Three participants in the configured domain.
+    pub fn new(config: &DdsConfig) -> Result<Self, DdsError> {
+        Ok(Self { input: participant(config)?, critical: participant(config)?, noncritical: participant(config)? })
+    }
+}
+
 fn base(depth: usize) -> QosPolicyBuilder {
     QosPolicyBuilder::new()
         .durability(Durability::Volatile)

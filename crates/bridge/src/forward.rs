@@ -26,7 +26,7 @@ use rustdds::{DataWriterStatus, DomainParticipant, StatusEvented, Timestamp, Top
 use serde::Serialize;
 
 use crate::config::{PolicyConfig, TopicConfig};
-use crate::dds::{self, DdsError};
+use crate::dds::{self, DdsError, Participants};
 use crate::limiter::TokenBucket;
 use crate::policy::Decision;
 use crate::queue::DropOldest;
@@ -202,7 +202,7 @@ pub struct Forwarder {
 impl Forwarder {
     /// Creates the reader and both writers (all at start-up) and starts their threads.
     pub fn start(
-        participant: &DomainParticipant,
+        participants: &Participants,
         topic: &TopicConfig,
         policy: &PolicyConfig,
         clock: Clock,
@@ -214,7 +214,7 @@ impl Forwarder {
             type_name: topic.dds_type(),
         };
         let q = &topic.qos;
-        let dds_topic = |name: &str| {
+        let dds_topic = |participant: &DomainParticipant, name: &str| {
             participant
                 .create_topic(
                     name.to_string(),
@@ -224,29 +224,41 @@ impl Forwarder {
                 )
                 .map_err(|e| DdsError::new(format!("topic {name}"), e))
         };
-        let subscriber = participant
-            .create_subscriber(&rustdds::QosPolicyBuilder::new().build())
-            .map_err(|e| DdsError::new("subscriber", e))?;
-        let publisher = participant
-            .create_publisher(&rustdds::QosPolicyBuilder::new().build())
-            .map_err(|e| DdsError::new("publisher", e))?;
-        let reader = subscriber
-            .create_datareader_no_key::<RawSample, RawAdapter>(
-                &dds_topic(&names.input)?,
-                Some(dds::reader_qos(q.input, q.depth)),
-            )
+        let no_qos = rustdds::QosPolicyBuilder::new().build();
+        let (input_topic, critical_topic, noncritical_topic) = (
+            dds_topic(&participants.input, &names.input)?,
+            dds_topic(&participants.critical, &names.critical)?,
+            dds_topic(&participants.noncritical, &names.noncritical)?,
+        );
+        let reader = participants
+            .input
+            .create_subscriber(&no_qos)
+            .and_then(|s| {
+                s.create_datareader_no_key::<RawSample, RawAdapter>(
+                    &input_topic,
+                    Some(dds::reader_qos(q.input, q.depth)),
+                )
+            })
             .map_err(|e| DdsError::new(format!("reader for {}", names.input), e))?;
-        let critical = publisher
-            .create_datawriter_no_key::<RawSample, RawAdapter>(
-                &dds_topic(&names.critical)?,
-                Some(dds::critical_writer_qos(q.depth, q.critical_window, q.critical_blocking)),
-            )
+        let critical = participants
+            .critical
+            .create_publisher(&no_qos)
+            .and_then(|p| {
+                p.create_datawriter_no_key::<RawSample, RawAdapter>(
+                    &critical_topic,
+                    Some(dds::critical_writer_qos(q.depth, q.critical_window, q.critical_blocking)),
+                )
+            })
             .map_err(|e| DdsError::new(format!("writer for {}", names.critical), e))?;
-        let noncritical = publisher
-            .create_datawriter_no_key::<RawSample, RawAdapter>(
-                &dds_topic(&names.noncritical)?,
-                Some(dds::best_effort_qos(q.depth)),
-            )
+        let noncritical = participants
+            .noncritical
+            .create_publisher(&no_qos)
+            .and_then(|p| {
+                p.create_datawriter_no_key::<RawSample, RawAdapter>(
+                    &noncritical_topic,
+                    Some(dds::best_effort_qos(q.depth)),
+                )
+            })
             .map_err(|e| DdsError::new(format!("writer for {}", names.noncritical), e))?;
 
         let shared = Arc::new(TopicShared::new(&topic.name, policy));

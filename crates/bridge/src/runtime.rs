@@ -60,10 +60,10 @@ impl Bridge {
     pub fn start(config: BridgeConfig) -> Result<Self, BridgeError> {
         let clock = Clock::new();
         let id = format!("bauxite-bridge-{}-{}", std::process::id(), clock.unix_ns(0) % 1_000_000_000);
-        let participant = crate::dds::participant(&config.dds)?;
+        let participants = crate::dds::Participants::new(&config.dds)?;
         let mut forwarders = Vec::new();
         for topic in &config.topics {
-            let f = Forwarder::start(&participant, topic, &config.policy, clock)?;
+            let f = Forwarder::start(&participants, topic, &config.policy, clock)?;
             tracing::info!(
                 "forwarding {} ({}) → {} (RELIABLE), {} (BEST_EFFORT)",
                 f.names.input,
@@ -74,12 +74,12 @@ impl Bridge {
             forwarders.push(f);
         }
         let prober = if config.classifier.enabled {
-            Some(Prober::start(&participant, &config.classifier, &id, clock)?)
+            Some(Prober::start(&participants.noncritical, &config.classifier, &id, clock)?)
         } else {
             None
         };
         let diagnostics = if config.diagnostics.enabled {
-            Some(DiagnosticsPublisher::start(&participant, &config.diagnostics)?)
+            Some(DiagnosticsPublisher::start(&participants.noncritical, &config.diagnostics)?)
         } else {
             None
         };
@@ -110,8 +110,8 @@ impl Bridge {
         let control = std::thread::Builder::new()
             .name("bx-control".into())
             .spawn(move || {
-                // The participant lives as long as the loop that uses it.
-                let _participant = participant;
+                // The participants live as long as the loop that uses them.
+                let _participants = participants;
                 control.run(&thread_stop)
             })
             .map_err(|e| BridgeError::Io(format!("control thread: {e}")))?;
@@ -208,16 +208,25 @@ impl Every {
     }
 }
 
+/// Whether an enabled schedule is due (see [`Every::due`]).
+fn due(every: &mut Option<Every>, now: Nanos) -> bool {
+    every.as_mut().is_some_and(|e| e.due(now))
+}
+
 impl Control {
     fn run(mut self, stop: &AtomicBool) -> Result<(), BridgeError> {
         let now = self.clock.now();
         let c = &self.config;
-        let mut probe = Every::new(Duration::from_secs_f64(1.0 / c.classifier.probe_rate_hz), now);
-        let mut evaluate = Every::new(c.classifier.evaluate_every, now + ns(c.classifier.evaluate_every));
-        let mut tick = Every::new(c.supervisor.tick, now + ns(c.supervisor.tick));
-        let mut report = Every::new(REPORT_EVERY, now + ns(REPORT_EVERY));
-        let mut log = Every::new(c.telemetry.status_every, now + ns(c.telemetry.status_every));
-        let mut diag = Every::new(c.diagnostics.period, now);
+        // Only what is enabled has a schedule: a deadline nobody advances would never let the
+        // loop sleep.
+        let probing = self.prober.is_some();
+        let mut probe = probing.then(|| Every::new(Duration::from_secs_f64(1.0 / c.classifier.probe_rate_hz), now));
+        let mut evaluate =
+            probing.then(|| Every::new(c.classifier.evaluate_every, now + ns(c.classifier.evaluate_every)));
+        let mut tick = Some(Every::new(c.supervisor.tick, now + ns(c.supervisor.tick)));
+        let mut report = Some(Every::new(REPORT_EVERY, now + ns(REPORT_EVERY)));
+        let mut log = Some(Every::new(c.telemetry.status_every, now + ns(c.telemetry.status_every)));
+        let mut diag = self.diagnostics.is_some().then(|| Every::new(c.diagnostics.period, now));
         self.seen = vec![(Seen::default(), now); self.forwarders.len()];
         self.apply_policy();
         let result = loop {
@@ -226,7 +235,7 @@ impl Control {
             }
             let now = self.clock.now();
             if let Some((prober, _)) = &mut self.prober
-                && probe.due(now)
+                && due(&mut probe, now)
             {
                 let seq = prober.send(now);
                 self.classifier.probe_sent(seq, now);
@@ -236,23 +245,24 @@ impl Control {
                     self.classifier.reply(&a.subscriber, a.seq, a.at);
                 }
             }
-            if self.prober.is_some() && evaluate.due(now) {
+            if due(&mut evaluate, now) {
                 self.evaluate(now)?;
             }
-            if tick.due(now) {
+            if due(&mut tick, now) {
                 self.supervise(now)?;
             }
-            if report.due(now) {
+            if due(&mut report, now) {
                 self.report(now)?;
             }
-            if log.due(now) {
+            if due(&mut log, now) {
                 self.log_status();
             }
-            if diag.due(now) {
+            if due(&mut diag, now) {
                 self.publish_diagnostics(now);
             }
-            let next = [probe.next, evaluate.next, tick.next, report.next, log.next, diag.next]
+            let next = [&probe, &evaluate, &tick, &report, &log, &diag]
                 .into_iter()
+                .filter_map(|e| e.as_ref().map(|e| e.next))
                 .min()
                 .unwrap_or(now)
                 .saturating_sub(self.clock.now());

@@ -334,9 +334,10 @@ fn a_frozen_critical_reader_never_stalls_the_publisher_and_the_bridge_recovers_b
     }
     let domain = "63";
     let dir = temp_dir(test);
+    // A 32-sample window (about 1 s at 30 Hz) fills long before the frozen reader's lease ends.
     let config = format!(
         "dds: {{domain_id: {domain}, interfaces: [127.0.0.1]}}\n\
-         topics:\n  - {{name: /scan, type: sensor_msgs/msg/LaserScan}}\n\
+         topics:\n  - {{name: /scan, type: sensor_msgs/msg/LaserScan, qos: {{critical_window: 32}}}}\n\
          telemetry: {{status_every: 1s}}\n"
     );
     let bridge = bridge(&dir, &config);
