@@ -406,3 +406,17 @@ fn a_frozen_critical_reader_never_stalls_the_publisher_and_the_bridge_recovers_b
     assert!(emergency["message"].as_str().unwrap().contains("forwarding stopped"), "{emergency}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_bad_config_names_file_line_and_key_and_starts_nothing() {
+    let dir = temp_dir("bridge_bad_config");
+    let path = dir.join("bridge.yaml");
+    std::fs::write(&path, "topics:\n  - {name: /scan, type: sensor_msgs/msg/LaserScan}\npolicy:\n  degraded_hz: 30\n")
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bauxite")).args(["bridge", "--config"]).arg(&path).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bridge.yaml:4: `policy.degraded_hz`: must not exceed noncritical_hz"), "{err}");
+    assert!(!err.contains("forwarding"), "nothing may start from a bad file: {err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
