@@ -281,11 +281,13 @@ fn a_slow_probe_responder_is_demoted_and_the_noncritical_path_drops_to_three_hz(
     }
     let domain = "62";
     let dir = temp_dir(test);
+    let mcap = dir.join("bridge.mcap");
     let config = format!(
         "dds: {{domain_id: {domain}, interfaces: [127.0.0.1]}}\n\
          topics:\n  - {{name: /scan, type: sensor_msgs/msg/LaserScan}}\n\
          subscribers:\n  - {{name: far_logger, topics: [/scan]}}\n\
-         telemetry: {{status_every: 1s}}\n"
+         telemetry: {{status_every: 1s, record: {}}}\n",
+        mcap.display()
     );
     let bridge = bridge(&dir, &config);
     // The noncritical subscriber's host answers probes 80 ms late: above the 50 ms demotion RTT.
@@ -323,6 +325,19 @@ fn a_slow_probe_responder_is_demoted_and_the_noncritical_path_drops_to_three_hz(
     // 3 Hz of a 30 Hz input for 10 s: 30 samples (one more for a token carried over).
     assert!((28..=32).contains(&non.len()), "{} noncritical samples; log:\n{log}", non.len());
     assert!(!log.contains("NONCRITICAL → CRITICAL"), "no flapping:\n{log}");
+    // The recording has every evaluation, and the one transition with the reading behind it.
+    let rec = bauxite_telemetry::read(&mcap).unwrap();
+    let evaluations: Vec<&serde_json::Value> =
+        rec.messages.iter().filter(|m| m.topic == "/bauxite/bridge/classifier").map(|m| &m.value).collect();
+    assert!(evaluations.len() >= 10, "{} evaluations recorded", evaluations.len());
+    let transitions: Vec<&serde_json::Value> =
+        evaluations.iter().flat_map(|e| e["transitions"].as_array().unwrap()).collect();
+    assert_eq!(transitions.len(), 1, "{transitions:?}");
+    assert_eq!(transitions[0]["to"], "NONCRITICAL");
+    let rtt = transitions[0]["reading"]["rtt_ms"].as_f64().unwrap();
+    assert!((80.0..120.0).contains(&rtt), "recorded RTT {rtt} ms for 80 ms answers");
+    let last = evaluations.last().unwrap();
+    assert_eq!(last["subscribers"][0]["state"], "NONCRITICAL");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
