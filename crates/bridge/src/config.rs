@@ -23,8 +23,8 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-use bauxite_core::ConfigError;
 use bauxite_core::units::{deserialize_from_str, duration_text};
+use bauxite_core::{ConfigError, parse_yaml, read_config};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The whole file.
@@ -673,18 +673,12 @@ impl BridgeConfig {
 
 /// Reads and checks a bridge config file.
 pub fn load(path: &Path) -> Result<BridgeConfig, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-        file: path.to_path_buf(),
-        line: None,
-        key: None,
-        message: format!("cannot read: {e}"),
-    })?;
-    parse(&text, path)
+    parse(&read_config(path)?, path)
 }
 
 /// Parses and checks bridge config YAML; `file` is only used in errors.
 pub fn parse(text: &str, file: &Path) -> Result<BridgeConfig, ConfigError> {
-    let config: BridgeConfig = serde_yaml_ng::from_str(text).map_err(|e| yaml_error(&e, file))?;
+    let config: BridgeConfig = parse_yaml(text, file)?;
     config.check().map_err(|e| ConfigError {
         file: file.to_path_buf(),
         line: line_of(text, &e.key, &e.needle),
@@ -692,27 +686,6 @@ pub fn parse(text: &str, file: &Path) -> Result<BridgeConfig, ConfigError> {
         message: e.message,
     })?;
     Ok(config)
-}
-
-/// The parser's error as file:line: `key`: message.
-///
-/// serde_yaml_ng writes `path.to.key: message at line L column C`; an unknown field's key is
-/// inside the message. (bauxite-core splits its profile errors the same way, privately.)
-fn yaml_error(e: &serde_yaml_ng::Error, file: &Path) -> ConfigError {
-    let full = e.to_string();
-    let message = full.split(" at line ").next().unwrap_or(&full).to_string();
-    let (path, message) = match message.split_once(": ") {
-        Some((k, m)) if !k.contains(' ') => (Some(k.to_string()), m.to_string()),
-        _ => (None, message),
-    };
-    // An unknown key is named inside the message; the path is that of its parent.
-    let unknown = message.split("unknown field `").nth(1).and_then(|r| r.split('`').next());
-    let key = match (path, unknown) {
-        (Some(p), Some(u)) => Some(format!("{p}.{u}")),
-        (None, Some(u)) => Some(u.to_string()),
-        (p, None) => p,
-    };
-    ConfigError { file: file.to_path_buf(), line: e.location().map(|l| l.line()), key, message }
 }
 
 /// The line of a relational error: the first line below the key's top-level section holding

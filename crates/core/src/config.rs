@@ -1,7 +1,9 @@
-//! Loading profiles from YAML files, with errors that name the file, the line and the key.
+//! Loading configs (profiles, and the YAML every Bauxite config is written in), with errors that name the file, the line and the key.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
 
 use crate::profile::{Profile, ProfileError};
 
@@ -35,37 +37,49 @@ impl std::error::Error for ConfigError {}
 
 /// Reads and validates a profile file.
 pub fn load_profile(path: &Path) -> Result<Profile, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
-        file: path.to_path_buf(),
-        line: None,
-        key: None,
-        message: format!("cannot read: {e}"),
-    })?;
-    parse_profile(&text, path)
+    parse_profile(&read_config(path)?, path)
 }
 
 /// Parses and validates profile YAML; `file` is only used in errors.
 pub fn parse_profile(text: &str, file: &Path) -> Result<Profile, ConfigError> {
-    let profile: Profile = serde_yaml_ng::from_str(text).map_err(|e| yaml_error(e, file))?;
+    let profile: Profile = parse_yaml(text, file)?;
     profile.validate().map_err(|e| validation_error(e, text, file))?;
     Ok(profile)
 }
 
-fn yaml_error(e: serde_yaml_ng::Error, file: &Path) -> ConfigError {
-    // serde_yaml_ng prints `path.to.key: message at line L column C`; split the parts.
-    let full = e.to_string();
-    let message = full.split(" at line ").next().unwrap_or(&full).to_string();
-    let (key, message) = match message.split_once(": ") {
-        Some((k, m)) if !k.contains(' ') => (Some(k.to_string()), m.to_string()),
-        _ => (unknown_field(&message), message),
-    };
-    ConfigError { file: file.to_path_buf(), line: e.location().map(|l| l.line()), key, message }
+/// A config file's text; a file that cannot be read is an error naming it.
+pub fn read_config(path: &Path) -> Result<String, ConfigError> {
+    std::fs::read_to_string(path).map_err(|e| ConfigError {
+        file: path.to_path_buf(),
+        line: None,
+        key: None,
+        message: format!("cannot read: {e}"),
+    })
 }
 
-/// The key named by an "unknown field `x`" message.
-fn unknown_field(message: &str) -> Option<String> {
-    let rest = message.split("unknown field `").nth(1)?;
-    Some(rest.split('`').next()?.to_string())
+/// Deserializes YAML (every Bauxite config: profiles, the bridge's) into `T`; an error
+/// names `file`, the line and the key's dotted path. Types should deny unknown fields,
+/// so that a misspelt key is an error here rather than a silently ignored setting.
+pub fn parse_yaml<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, ConfigError> {
+    serde_yaml_ng::from_str(text).map_err(|e| yaml_error(&e, file))
+}
+
+/// serde_yaml_ng prints `path.to.key: message at line L column C`; an unknown field is
+/// named inside the message, after the path of its parent.
+fn yaml_error(e: &serde_yaml_ng::Error, file: &Path) -> ConfigError {
+    let full = e.to_string();
+    let message = full.split(" at line ").next().unwrap_or(&full).to_string();
+    let (path, message) = match message.split_once(": ") {
+        Some((k, m)) if !k.contains(' ') => (Some(k.to_string()), m.to_string()),
+        _ => (None, message),
+    };
+    let unknown = message.split("unknown field `").nth(1).and_then(|r| r.split('`').next());
+    let key = match (path, unknown) {
+        (Some(p), Some(u)) => Some(format!("{p}.{u}")),
+        (None, Some(u)) => Some(u.to_string()),
+        (p, None) => p,
+    };
+    ConfigError { file: file.to_path_buf(), line: e.location().map(|l| l.line()), key, message }
 }
 
 fn validation_error(e: ProfileError, text: &str, file: &Path) -> ConfigError {

@@ -10,7 +10,7 @@ pub mod lane;
 pub mod profile;
 pub mod units;
 
-pub use config::{ConfigError, load_profile, parse_profile};
+pub use config::{ConfigError, load_profile, parse_profile, parse_yaml, read_config};
 pub use lane::{Dscp, Lane, MAX_LANES, MAX_RULES, Match, PortRange, PortSide, Protocol, Rule};
 pub use profile::{
     AutoRatePolicy, BUILTIN_PROFILES, CongestionPolicy, DEFAULT_REFLECTOR_PORT, EarlyDropPolicy, Profile, ProfileError,
