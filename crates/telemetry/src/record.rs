@@ -1,7 +1,8 @@
 //! Writing recordings.
 //!
 //! Messages go into chunks that are closed every [`CHUNK_INTERVAL_NS`] of event time
-//! (and when they grow past 256 KB), each flushed to disk: a process killed mid-run
+//! (or when a stamp jumps that far either way, and when they grow past 256 KB), each
+//! flushed to disk: a process killed mid-run
 //! leaves a file readable up to its last closed chunk, losing at most that interval.
 
 use std::collections::BTreeMap;
@@ -95,8 +96,11 @@ impl Recorder {
         };
         self.sequence = self.sequence.wrapping_add(1);
         self.writer.write_to_known_channel(&header, &data).map_err(|e| self.error(e))?;
+        // A jump either way closes the chunk: a stamp far in the future (an event
+        // planned ahead) or in the past (a loss known only later) must not hold back
+        // the chunks of the messages around it.
         let last = *self.last_chunk_ns.get_or_insert(time_ns);
-        if time_ns.saturating_sub(last) >= CHUNK_INTERVAL_NS {
+        if time_ns.abs_diff(last) >= CHUNK_INTERVAL_NS {
             self.flush()?;
             self.last_chunk_ns = Some(time_ns);
         }

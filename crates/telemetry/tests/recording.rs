@@ -102,3 +102,21 @@ fn a_killed_writer_leaves_everything_up_to_the_last_chunk_readable() {
     assert!(read(&junk).unwrap_err().to_string().contains("not an MCAP file"));
     std::fs::remove_dir_all(path.parent().unwrap()).ok();
 }
+
+#[test]
+fn a_stamp_far_ahead_does_not_hold_back_the_chunks_after_it() {
+    let path = temp("ahead");
+    let mut recorder = Recorder::create(&path).unwrap();
+    // A mark stamped five seconds ahead, written first, as a planned event would be.
+    let phase = recorder.channel::<PhaseMark>(&topic("demo", "phase")).unwrap();
+    let ahead = PhaseMark { phase: 2, event: "link drops".into(), link_rate_bps: Some(1_500_000) };
+    recorder.write(phase, 5_000_000_000, &ahead).unwrap();
+    record(&mut recorder, 4);
+    let snapshot = std::fs::read(&path).unwrap();
+    let cut = path.with_file_name("cut.mcap");
+    std::fs::write(&cut, &snapshot).unwrap();
+    drop(recorder);
+    let latencies = read(&cut).unwrap().on("/bauxite/lanes/critical/latency").count();
+    assert!(latencies >= 300, "at most the last second is lost: {latencies} of 400 samples readable");
+    std::fs::remove_dir_all(path.parent().unwrap()).ok();
+}
