@@ -145,8 +145,9 @@ pub fn audit(path: &Path) -> Result<AuditReport, AuditError> {
     })
 }
 
+/// One message as `T`, read in place (no copy of the JSON tree per message).
 fn decode<T: DeserializeOwned>(path: &Path, m: &Message) -> Result<T, AuditError> {
-    serde_json::from_value(m.value.clone()).map_err(|e| AuditError::Malformed {
+    T::deserialize(&m.value).map_err(|e| AuditError::Malformed {
         path: path.to_path_buf(),
         topic: m.topic.clone(),
         time_ns: m.time_ns,

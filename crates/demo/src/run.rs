@@ -200,7 +200,9 @@ pub fn run_phase(
     let (tap, live) = std::sync::mpsc::channel();
     let workload =
         RunningWorkload::start(&tb, &spec, Some(tap)).map_err(|e| DemoError::Io("starting the workload".into(), e))?;
-    let state = || if phase == 2 { shaper_state(&tb.robot, &options.exe) } else { Some(ShaperState::inactive()) };
+    // The lane the shaper discards early from (the profile's, not a name assumed here).
+    let bulk = profile.lanes.iter().find(|l| l.drop_when_congested).map_or("", |l| l.name.as_str());
+    let state = || if phase == 2 { shaper_state(&tb.robot, &options.exe, bulk) } else { Some(ShaperState::inactive()) };
     let mut dropped = false;
     // Written as it happens (a batch every 100 ms): if the demo is killed, the
     // recording keeps everything up to its last closed chunk.
@@ -230,10 +232,10 @@ pub fn run_phase(
 /// The shaper's state as `bauxite status --json` reports it in the robot namespace;
 /// `None` when the status could not be read (the sample is skipped, not recorded as
 /// an inactive shaper).
-fn shaper_state(ns: &Namespace, exe: &Path) -> Option<ShaperState> {
+fn shaper_state(ns: &Namespace, exe: &Path, bulk_lane: &str) -> Option<ShaperState> {
     let s = shaper_status(ns, exe)?;
     let status: Option<ShaperStatus> = serde_json::from_value(s["shaper"].clone()).ok();
-    let bulk = status.as_ref().and_then(|st| st.lanes.iter().find(|l| l.name == "bulk"));
+    let bulk = status.as_ref().and_then(|st| st.lanes.iter().find(|l| l.name == bulk_lane));
     Some(ShaperState {
         active: s["daemon"] == "running",
         congested: status.as_ref().is_some_and(|st| st.congested),
