@@ -268,7 +268,9 @@ fn cyclone_publisher_to_cyclone_subscribers_every_critical_sample_and_ten_hz_non
         rec.messages.iter().filter(|m| m.topic == "/bauxite/bridge/paths").map(|m| &m.value).collect();
     assert!(paths.len() >= 8, "{} path reports", paths.len());
     let busiest = paths.iter().map(|p| p["critical"]["rate_hz"].as_f64().unwrap()).fold(0.0, f64::max);
-    assert!((28.0..=32.0).contains(&busiest), "recorded critical rate {busiest}");
+    // 30 Hz; a publisher starved across a 1 s report boundary catches up in the next report,
+    // so one report can show up to a few samples more on a loaded machine.
+    assert!((28.0..=40.0).contains(&busiest), "recorded critical rate {busiest}");
     assert!(rec.messages.iter().any(|m| m.topic == "/bauxite/bridge/supervisor"));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -335,7 +337,8 @@ fn a_slow_probe_responder_is_demoted_and_the_noncritical_path_drops_to_three_hz(
     assert_eq!(transitions.len(), 1, "{transitions:?}");
     assert_eq!(transitions[0]["to"], "NONCRITICAL");
     let rtt = transitions[0]["reading"]["rtt_ms"].as_f64().unwrap();
-    assert!((80.0..120.0).contains(&rtt), "recorded RTT {rtt} ms for 80 ms answers");
+    // 80 ms of deliberate delay plus loopback and scheduling; a mean over the window's probes.
+    assert!((80.0..160.0).contains(&rtt), "recorded RTT {rtt} ms for 80 ms answers");
     let last = evaluations.last().unwrap();
     assert_eq!(last["subscribers"][0]["state"], "NONCRITICAL");
     let _ = std::fs::remove_dir_all(&dir);
@@ -392,7 +395,10 @@ fn a_frozen_critical_reader_never_stalls_the_publisher_and_the_bridge_recovers_b
 
     let published: serde_json::Value = serde_json::from_str(&publisher.finish(Duration::from_secs(60))[0]).unwrap();
     let seconds = published["seconds"].as_f64().unwrap();
-    assert!(seconds < 31.0, "the publisher was held back: {n} samples took {seconds:.1} s");
+    // The publisher paces on absolute times (29.97 s for 900 samples), so scheduling delays do
+    // not accumulate; a publisher held back by the frozen reader would lose seconds (the 10 s
+    // lease), so 33 s leaves a loaded machine room without hiding that.
+    assert!(seconds < 33.0, "the publisher was held back: {n} samples took {seconds:.1} s");
     drop(frozen);
     let log = bridge.terminate().join("\n");
     let ok = arrivals(&healthy.terminate_stdout());

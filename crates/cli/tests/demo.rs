@@ -35,11 +35,19 @@ fn a_short_demo_writes_its_results_and_shows_the_difference() {
         standard["critical_latency_ms"]["mean"].as_f64().unwrap(),
         protected["critical_latency_ms"]["mean"].as_f64().unwrap(),
     );
+    // The two bounds sit far apart on purpose. The standard stack's figure is physics: the
+    // modem's 100 KB FIFO drains at 1.5 Mbit/s in 533 ms. Bauxite's is 0.1–0.6 ms on a quiet
+    // machine; 10 ms leaves room for this binary's other demo tests, which run at the same
+    // time on the same 2 cores (a wake-up can wait a CFS period, ~12 ms on 2 CPUs, but a
+    // mean over hundreds of messages cannot be dominated by a few such waits).
     assert!(plain > 100.0, "the standard stack buries critical traffic: {plain} ms");
-    assert!(shaped < 1.5, "Bauxite keeps it fast: {shaped} ms");
+    assert!(shaped < 10.0, "Bauxite keeps it fast: {shaped} ms");
     assert_eq!(protected["critical_loss_pct"], 0.0);
     let from_drop = protected["critical_latency_from_drop_ms"]["p99"].as_f64().unwrap();
-    assert!(from_drop < 2.0, "with the rate known, protected from the drop itself: p99 {from_drop} ms");
+    // 0.2 ms on a quiet machine; an unknown rate gives hundreds of milliseconds here (the
+    // FIFO fills before any estimate can follow the drop), so 20 ms still tells the two apart
+    // while leaving a p99's room for scheduling delays on a loaded 2-core machine.
+    assert!(from_drop < 20.0, "with the rate known, protected from the drop itself: p99 {from_drop} ms");
     for name in [
         "summary.md",
         "telemetry.json",

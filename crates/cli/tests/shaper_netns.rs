@@ -173,7 +173,10 @@ fn critical_latency_under_a_tcp_flood_with_and_without_bauxite() {
         String::from_utf8_lossy(&status.stdout),
         tb.link.tc(&["-s", "qdisc", "show", "dev", "to-base"]).unwrap()
     );
-    assert!(shaped_summary.p99 < 1.0, "critical p99 with Bauxite: {shaped_summary}");
+    // 0.2–0.3 ms on a quiet machine against > 100 ms without Bauxite (asserted above). The
+    // bound leaves room for a loaded 2-core machine, where a p99 can include a wake-up that
+    // waited a scheduler period (~12 ms on 2 CPUs); queueing behind the flood would be > 100 ms.
+    assert!(shaped_summary.p99 < 20.0, "critical p99 with Bauxite: {shaped_summary}");
     assert!(shaped.latencies_ms.len() >= 490, "critical messages flowed all window long");
     assert_eq!(shaped.lost_in_window, 0, "no critical message lost");
     // The link minus the critical stream (64 B payload + 42 B of headers at 50 Hz).
@@ -341,6 +344,9 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
         String::from_utf8_lossy(&final_status.stdout)
     );
     let reaction = reaction.expect("the rate estimate followed the drop");
+    // About 0.6 s on a quiet machine. The controller runs on its own probe clock (a probe every
+    // 20 ms, 300 ms between cuts), which CPU load delays by scheduling waits of milliseconds,
+    // not by hundreds of them; 1.5 s is a 2.5x margin.
     assert!(reaction < Duration::from_millis(1500), "{reaction:?}");
     assert!(
         (0.6 * 1.5e6..=1.1 * 1.5e6).contains(&final_estimate),
@@ -348,7 +354,9 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     );
     // Probing upward for a recovered link briefly overfills the modem now and then,
     // which shows in the last percents; the bulk of critical traffic stays fast.
-    assert!(settled.mean < 2.0 && settled.p50 < 1.0, "critical latency once the estimate settled: {settled}");
+    // Quiet-machine figures are a mean under 1 ms and a p50 near 0.1 ms; an unshaped FIFO gives
+    // hundreds. The bounds leave a loaded 2-core machine's scheduling delays room (see above).
+    assert!(settled.mean < 10.0 && settled.p50 < 5.0, "critical latency once the estimate settled: {settled}");
 }
 
 /// The gateway option: Bauxite on a forwarding box (the `link` namespace), shaping its
@@ -373,7 +381,8 @@ fn the_xdp_gateway_drops_bulk_before_it_is_forwarded() {
     assert!(bulk["gateway_packets"].as_u64().unwrap() > 100, "the XDP program sees the robot's video");
     assert!(bulk["gateway_drops"].as_u64().unwrap() > 0, "and discards some of it early");
     assert_eq!(json["shaper"]["lanes"][0]["gateway_drops"], 0, "never critical traffic");
-    assert!(summary.p99 < 2.0, "critical through the gateway: {summary}");
+    // 0.1–0.2 ms on a quiet machine; the margin is the loaded-machine one explained above.
+    assert!(summary.p99 < 20.0, "critical through the gateway: {summary}");
     assert_eq!(m.lost_in_window, 0, "no critical message lost");
 
     // `down` while the daemon runs: it asks the daemon to stop and the daemon cleans up.

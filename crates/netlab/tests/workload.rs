@@ -14,23 +14,37 @@ fn the_workload_arrives_complete_on_a_fast_link() {
     let tb = ChainTestbed::create(&ChainOptions::default()).expect("testbed");
     let spec = WorkloadSpec::default();
     let (tap, live) = std::sync::mpsc::channel();
+    let started = std::time::Instant::now();
     let running = RunningWorkload::start(&tb, &spec, Some(tap)).expect("start the workload");
     std::thread::sleep(Duration::from_secs(3));
+    let ran_s = started.elapsed().as_secs_f64();
     let result = running.stop(Duration::from_millis(300));
 
+    // The senders pace on absolute times, so they never send ahead of their rate over the time
+    // the test let them run; a loaded 2-core machine can start their threads late, and 20 % of
+    // the 3 s window (600 ms) covers that, while a sender at half or double its rate fails.
+    let paced = |rate_hz: f64, sent: u32| {
+        let most = rate_hz * ran_s + 2.0;
+        (0.8 * rate_hz * ran_s - 2.0 <= f64::from(sent)) && (f64::from(sent) <= most)
+    };
+
     for ((stream, arrivals), sent) in spec.streams.iter().zip(&result.arrivals).zip(&result.sent) {
-        let expected = (stream.rate_hz * 3.0) as u32;
-        assert!(sent.abs_diff(expected) <= 2, "{}: sent {sent}, expected about {expected}", stream.name);
+        assert!(paced(stream.rate_hz, *sent), "{}: sent {sent} at {} Hz in {ran_s:.2} s", stream.name, stream.rate_hz);
         assert_eq!(arrivals.len() as u32, *sent, "{}: nothing lost on a fast link", stream.name);
         let latency = Summary::of(&arrivals.iter().map(|a| a.latency_ms()).collect::<Vec<_>>());
-        // Uncongested: milliseconds at worst (a busy 2-core machine schedules late),
-        // where a saturated link gives hundreds.
-        assert!(latency.p99 < 20.0, "{}: {latency}", stream.name);
+        // Uncongested: well under a millisecond on a quiet machine, where a saturated link gives
+        // hundreds. A p99 can include wake-ups that waited a scheduler period on a loaded 2-core
+        // machine (~12 ms on 2 CPUs, twice: sender and receiver), hence 50 ms.
+        assert!(latency.p99 < 50.0, "{}: {latency}", stream.name);
     }
-    assert!(result.video.skipped == 0 && result.video.sent >= 88, "{:?}", result.video);
+    let video_fps = f64::from(spec.video.fps);
+    assert!(result.video.skipped == 0 && paced(video_fps, result.video.sent), "{:?}", result.video);
     assert_eq!(result.frames.len() as u32, result.video.sent, "every frame delivered");
 
-    // Every correction is consumed once, at the first 100 Hz tick after it arrives.
+    // Every correction is consumed once, at the first 100 Hz tick after it arrives: a wait of
+    // under one 10 ms tick. A loaded machine wakes the loop late now and then, so the bound
+    // on every single wait allows a few scheduler periods (50 ms: a correction that sat out
+    // five ticks still fails), and the typical (median) wait must be under one tick.
     let corrections = &result.arrivals[0];
     assert!(
         result.updates.len() + 1 >= corrections.len(),
@@ -38,14 +52,18 @@ fn the_workload_arrives_complete_on_a_fast_link() {
         result.updates.len(),
         corrections.len()
     );
+    let mut waits_ms = Vec::with_capacity(result.updates.len());
     for update in &result.updates {
         let arrival = corrections.iter().find(|a| a.header.seq == update.seq).expect("consumed corrections arrived");
         let wait_ms = update.tick_ns as f64 / 1e6 - arrival.received_ns as f64 / 1e6;
-        assert!((-0.5..12.0).contains(&wait_ms), "correction {} waited {wait_ms} ms for a 10 ms tick", update.seq);
+        assert!((-0.5..50.0).contains(&wait_ms), "correction {} waited {wait_ms} ms for a 10 ms tick", update.seq);
         assert_eq!(update.sent_ns, arrival.header.sent_ns, "the consumed correction's own send time");
+        waits_ms.push(wait_ms);
     }
+    let waits = Summary::of(&waits_ms);
+    assert!(waits.p50 < 10.0, "the typical correction waits less than one tick: {waits}");
     let delay = Summary::of(&result.updates.iter().map(|u| u.delay_ms()).collect::<Vec<_>>());
-    assert!(delay.max < 12.0, "update delay {delay}");
+    assert!(delay.p50 < 10.0 && delay.max < 50.0, "update delay {delay}");
     assert!(result.updates.windows(2).all(|w| w[1].seq > w[0].seq), "each correction consumed once, in order");
 
     // The tap saw every measurement as it happened, exactly once.
