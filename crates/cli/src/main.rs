@@ -12,7 +12,6 @@ use clap::{Parser, Subcommand};
 mod bridge;
 mod progress;
 mod sim;
-mod sim_charts;
 
 #[derive(Parser)]
 #[command(name = "bauxite", version, about = "Keeps robots' control traffic fast when their network link saturates")]

@@ -251,8 +251,8 @@ fn execute(study: &StudyConfig, out: &Path) -> Result<()> {
     })?;
     bar.finish_and_clear();
     write_outputs(out, &result)?;
-    crate::sim_charts::write(out, &bauxite_sim::series::chart_data(&result))?;
-    print!("{}", std::fs::read_to_string(out.join("summary.md"))?);
+    bauxite_sim::charts::write(out, &bauxite_sim::series::chart_data(&result))?;
+    print!("{}", bauxite_sim::output::summary_md(&result));
     println!(
         "\nsimulated {} events in {:.2} s: {:.2} M events/s ({} runs)",
         result.events,

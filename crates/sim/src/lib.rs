@@ -5,15 +5,17 @@
 //! flight), [`link`] (qdisc → device queue → wire), [`topology`] (nodes and
 //! static routes), [`app`] (constant-rate UDP senders), [`monitor`] (ns-3
 //! FlowMonitor figures), [`engine`] (the event loop), [`scheduler`] and
-//! [`scenario`] (the seed's network), [`metrics`] (class figures, fairness,
-//! confidence intervals), [`study`] (the scenario families), [`output`] (CSV,
-//! JSON and Markdown files), [`series`] (the data the charts draw) and [`util`]
-//! (row order and DSCP labels, shared by all of them). Random draws come from
-//! `bauxite_qdisc::rng`, the disciplines' own generator. Same inputs and seed,
+//! [`scenario`] (the seed's network), [`metrics`] (class figures and fairness;
+//! means and confidence intervals are `bauxite_core::stats`'), [`study`] (the
+//! scenario families), [`output`] (CSV, JSON and Markdown files), [`series`]
+//! (the data the charts draw), [`charts`] (drawing them, PNG and SVG) and
+//! [`util`] (row order and DSCP labels, shared by all of them). Random draws come
+//! from `bauxite_qdisc::rng`, the disciplines' own generator. Same inputs and seed,
 //! byte-identical outputs.
 #![deny(missing_docs)]
 
 pub mod app;
+pub mod charts;
 pub mod engine;
 pub mod error;
 pub mod event;

@@ -1,14 +1,15 @@
-//! `bauxite sim`'s charts: the simulator's chart series ([`bauxite_sim::series`])
-//! drawn with the shared chart module of `bauxite-telemetry`, PNG and SVG.
+//! The study's charts: the chart series ([`crate::series`]) drawn with the shared
+//! chart module of `bauxite-telemetry`, PNG and SVG, next to the data they draw
+//! (as the demo's are in its crate).
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
-use bauxite_sim::TrafficClass;
-use bauxite_sim::series::{Bar, Cell, ChartData, Line};
-use bauxite_sim::study::Figure;
-use bauxite_sim::util::{first_seen, on_off};
-use bauxite_telemetry::chart::{BarChart, Heatmap, LineChart, Series};
+use bauxite_telemetry::chart::{BarChart, ChartError, Heatmap, LineChart, Series};
+
+use crate::scenario::TrafficClass;
+use crate::series::{Bar, Cell, ChartData, Line};
+use crate::study::Figure;
+use crate::util::{first_seen, on_off};
 
 fn mean(f: &Figure) -> f64 {
     f.mean.unwrap_or(f64::NAN)
@@ -90,7 +91,7 @@ fn sweep(title: &str, x_label: &str, y_label: &str, lines: &[Line]) -> LineChart
 }
 
 /// Writes every chart the data has series for into `dir`; returns the files.
-pub fn write(dir: &Path, data: &ChartData) -> Result<Vec<PathBuf>> {
+pub fn write(dir: &Path, data: &ChartData) -> Result<Vec<PathBuf>, ChartError> {
     let mut files = Vec::new();
     if !data.control_delay.is_empty() {
         files.extend(
