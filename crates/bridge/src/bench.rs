@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use bauxite_core::stats::percentile;
 use futures::StreamExt;
 use rustdds::bytes::Bytes;
 use rustdds::{DomainParticipant, RepresentationIdentifier, TopicKind};
@@ -384,13 +385,13 @@ fn warm_up(writer: &RawWriter, receivers: &[&Receiver], size: usize, clock: Cloc
 fn latency_of(arrivals: &[(u64, Nanos)], published: usize) -> Latency {
     let mut ms: Vec<f64> = arrivals.iter().map(|&(_, l)| l as f64 / 1e6).collect();
     ms.sort_by(f64::total_cmp);
-    let at = |q: f64| ms.get(((ms.len().saturating_sub(1)) as f64 * q).round() as usize).copied().unwrap_or(f64::NAN);
+    let at = |q: f64| percentile(&ms, q).unwrap_or(f64::NAN);
     Latency {
         samples: ms.len(),
         lost: published.saturating_sub(ms.len()),
         p50_ms: at(0.5),
         p99_ms: at(0.99),
-        max_ms: ms.last().copied().unwrap_or(f64::NAN),
+        max_ms: at(1.0),
     }
 }
 
@@ -424,9 +425,7 @@ fn latency_run(
     let mut added: Vec<f64> =
         b.iter().filter_map(|(seq, l)| direct_by_seq.get(seq).map(|dl| (*l as f64 - *dl as f64) / 1e6)).collect();
     added.sort_by(f64::total_cmp);
-    let at = |v: &[f64], q: f64| {
-        v.get(((v.len().saturating_sub(1)) as f64 * q).round() as usize).copied().unwrap_or(f64::NAN)
-    };
+    let at = |v: &[f64], q: f64| percentile(v, q).unwrap_or(f64::NAN);
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
     Ok(LatencyReport {
         rate_hz,

@@ -6,6 +6,7 @@
 use std::fmt;
 use std::path::Path;
 
+use bauxite_core::stats::percentile;
 use bauxite_telemetry::{Channel, RecordError, Recorder};
 use serde::Serialize;
 
@@ -77,14 +78,12 @@ pub struct SupervisorReport {
     pub change: Option<ModeChange>,
 }
 
-/// Percentiles of latencies given in µs: (p50, p99, max) in ms.
+/// Percentiles of latencies given in µs: (p50, p99, max) in ms, nearest-rank
+/// ([`bauxite_core::stats::percentile`], as every Bauxite figure).
 pub fn percentiles(mut us: Vec<u32>) -> Option<(f64, f64, f64)> {
-    if us.is_empty() {
-        return None;
-    }
     us.sort_unstable();
-    let at = |q: f64| us[((us.len() - 1) as f64 * q).round() as usize] as f64 / 1e3;
-    Some((at(0.5), at(0.99), *us.last().expect("non-empty") as f64 / 1e3))
+    let at = |q: f64| percentile(&us, q).map(|v| f64::from(v) / 1e3);
+    Some((at(0.5)?, at(0.99)?, at(1.0)?))
 }
 
 impl fmt::Display for TopicReport {
@@ -160,7 +159,8 @@ mod tests {
     fn percentiles_pick_ranks() {
         let us: Vec<u32> = (1..=100).map(|i| i * 1000).collect();
         let (p50, p99, max) = percentiles(us).unwrap();
-        assert_eq!((p50, p99, max), (51.0, 99.0, 100.0));
+        // Nearest rank: the 50th and 99th of 100 samples.
+        assert_eq!((p50, p99, max), (50.0, 99.0, 100.0));
         assert_eq!(percentiles(Vec::new()), None);
     }
 }

@@ -8,12 +8,13 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use bauxite_core::stats::Summary;
 use bauxite_core::{BitRate, Profile, RateSetting};
 use bauxite_netlab::monotonic_ns;
 use bauxite_netlab::testbed::{BASE_ADDR, ROBOT_IFACE};
 use bauxite_netlab::traffic::{self, StopFlag, UdpStream};
 use bauxite_netlab::workload::{RunningWorkload, WorkloadSpec};
-use bauxite_netlab::{Bottleneck, ChainOptions, ChainTestbed, Namespace, Summary, root_or_skip};
+use bauxite_netlab::{Bottleneck, ChainOptions, ChainTestbed, Namespace, root_or_skip};
 
 /// These tests measure latency: run them one at a time so they do not load each other.
 static SERIAL: Mutex<()> = Mutex::new(());

@@ -1,5 +1,6 @@
 //! The vocabulary every Bauxite part shares: lanes, rules, profiles, their YAML
-//! form and validation, and the units (bit rates, durations) they are written in.
+//! form and validation, the units (bit rates, durations) they are written in, and
+//! the summary statistics ([`stats`]) every part reports with.
 //!
 //! No I/O beyond reading a config file, no async runtime: the simulator, the shaper
 //! and the bridge all build on this.
@@ -8,6 +9,7 @@
 pub mod config;
 pub mod lane;
 pub mod profile;
+pub mod stats;
 pub mod units;
 
 pub use config::{ConfigError, load_profile, parse_profile, parse_yaml, read_config};

@@ -3,7 +3,12 @@
 use serde::Serialize;
 use serde_json::json;
 
-use bauxite_netlab::Summary;
+use bauxite_core::stats::{self, Summary};
+
+/// A latency summary as `summary.json` writes it (`{"mean", "p50", "p95", "p99", "max"}`).
+fn latency_json(s: &Summary) -> serde_json::Value {
+    json!({"mean": s.mean, "p50": s.p50, "p95": s.p95, "p99": s.p99, "max": s.max})
+}
 
 /// What one phase of one trial measured, in times relative to the phase start (s).
 ///
@@ -154,8 +159,8 @@ pub fn summarize(trials: &[PhaseData], protected: bool) -> PhaseSummary {
         critical_messages: sent,
         critical_received: latencies.len(),
         updates: delays.len(),
-        critical_latency_ms: l.to_json(),
-        critical_latency_from_drop_ms: Summary::of(&from_drop).to_json(),
+        critical_latency_ms: latency_json(&l),
+        critical_latency_from_drop_ms: latency_json(&Summary::of(&from_drop)),
         update_delay_ms: json!({"mean": d.mean, "p99": d.p99}),
         critical_loss_pct: if sent == 0 { 0.0 } else { 100.0 * lost as f64 / sent as f64 },
         bulk_throughput_mbps: bytes as f64 * 8.0 / seconds.max(1e-9) / 1e6,
@@ -187,7 +192,8 @@ pub fn time_to_protect(data: &PhaseData) -> f64 {
 pub const CHECKPOINTS: [f64; 11] = [0.0, 2.0, 4.0, 5.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0, 20.0];
 
 /// Critical latency around checkpoint `t` (messages sent in [t, t+1) s, or the last
-/// second before the end), mean per trial, then mean and sd across trials.
+/// second before the end), mean per trial, then mean and sample sd across trials
+/// (sd 0 for one trial: no spread measured). `None` when no trial has a sample.
 pub fn checkpoint(trials: &[PhaseData], t: f64) -> Option<(f64, f64)> {
     let per_trial: Vec<f64> = trials
         .iter()
@@ -195,15 +201,10 @@ pub fn checkpoint(trials: &[PhaseData], t: f64) -> Option<(f64, f64)> {
             let (from, to) = if t + 1.0 <= data.duration { (t, t + 1.0) } else { (data.duration - 1.0, data.duration) };
             let v: Vec<f64> =
                 data.critical.iter().filter(|(s, _)| (from..to).contains(s)).filter_map(|(_, l)| *l).collect();
-            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+            stats::mean(&v)
         })
         .collect();
-    if per_trial.is_empty() {
-        return None;
-    }
-    let mean = per_trial.iter().sum::<f64>() / per_trial.len() as f64;
-    let var = per_trial.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (per_trial.len().max(2) - 1) as f64;
-    Some((mean, var.sqrt()))
+    Some((stats::mean(&per_trial)?, stats::sd(&per_trial).unwrap_or(0.0)))
 }
 
 #[cfg(test)]
@@ -259,7 +260,7 @@ mod tests {
     fn checkpoints_average_each_trial_then_across_trials() {
         let (mean, sd) = checkpoint(&[phase(100.0), phase(300.0)], 6.0).unwrap();
         assert!((mean - 200.0).abs() < 1e-9 && (sd - 141.421).abs() < 0.01, "{mean} {sd}");
-        let (mean, _) = checkpoint(&[phase(100.0)], 20.0).unwrap();
-        assert_eq!(mean, 100.0, "past the end: the last second");
+        let (mean, sd) = checkpoint(&[phase(100.0)], 20.0).unwrap();
+        assert_eq!((mean, sd), (100.0, 0.0), "past the end: the last second; one trial has no spread");
     }
 }

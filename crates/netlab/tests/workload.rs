@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
+use bauxite_core::stats::Summary;
 use bauxite_netlab::workload::{RunningWorkload, WorkloadEvent, WorkloadSpec};
-use bauxite_netlab::{ChainOptions, ChainTestbed, Summary, root_or_skip};
+use bauxite_netlab::{ChainOptions, ChainTestbed, root_or_skip};
 
 #[test]
 fn the_workload_arrives_complete_on_a_fast_link() {

@@ -1,6 +1,8 @@
-//! From flows to the seed's class figures: per-class aggregation, Jain's
-//! fairness index, and means with Student-t confidence intervals over seeds.
+//! From flows to the seed's class figures: per-class aggregation and Jain's
+//! fairness index. Means and the Student-t confidence intervals over seeds are
+//! `bauxite_core::stats`'s, shared with every other part.
 
+use bauxite_core::stats::mean;
 use bauxite_qdisc::Nanos;
 
 use crate::monitor::FlowStats;
@@ -95,10 +97,6 @@ pub fn jain(values: &[f64]) -> Option<f64> {
     (!values.is_empty() && squares > 0.0).then(|| sum * sum / (values.len() as f64 * squares))
 }
 
-fn mean(values: &[f64]) -> Option<f64> {
-    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
-}
-
 /// One row per class present among `flows`, in class order.
 pub fn class_rows(flows: &[FlowRecord]) -> Vec<ClassRow> {
     TrafficClass::ALL
@@ -128,49 +126,6 @@ pub fn class_rows(flows: &[FlowRecord]) -> Vec<ClassRow> {
             })
         })
         .collect()
-}
-
-/// The two-sided 95 % Student-t quantile (the 0.975 quantile) for `df` degrees
-/// of freedom; NaN for 0.
-///
-/// Up to 30 degrees of freedom from the standard table (three decimals); beyond,
-/// the Cornish-Fisher expansion of the t quantile about the normal one (Abramowitz
-/// and Stegun 26.7.5, terms to `1/df⁴`), which is within 1e-5 of the exact value
-/// from 31 degrees of freedom on and tends to 1.960 as `df` grows. (A coarse table
-/// that used, say, 40 degrees of freedom's 2.021 for all of 31 to 40 would make
-/// those intervals too narrow.)
-pub fn t95(df: usize) -> f64 {
-    const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-    ];
-    /// The standard normal 0.975 quantile.
-    const Z: f64 = 1.959_963_984_540_054;
-    match df {
-        0 => f64::NAN,
-        1..=30 => TABLE[df - 1],
-        _ => {
-            let (n, z) = (df as f64, Z);
-            let z2 = z * z;
-            let g1 = z * (z2 + 1.0) / 4.0;
-            let g2 = z * ((5.0 * z2 + 16.0) * z2 + 3.0) / 96.0;
-            let g3 = z * (((3.0 * z2 + 19.0) * z2 + 17.0) * z2 - 15.0) / 384.0;
-            let g4 = z * ((((79.0 * z2 + 776.0) * z2 + 1482.0) * z2 - 1920.0) * z2 - 945.0) / 92160.0;
-            z + (g1 + (g2 + (g3 + g4 / n) / n) / n) / n
-        }
-    }
-}
-
-/// Mean and 95 % confidence half-width (Student t, n − 1 degrees of freedom) of
-/// `values`; the half-width is `None` with fewer than two values.
-pub fn mean_ci95(values: &[f64]) -> (Option<f64>, Option<f64>) {
-    let n = values.len();
-    let Some(m) = mean(values) else { return (None, None) };
-    if n < 2 {
-        return (Some(m), None);
-    }
-    let var = values.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1) as f64;
-    (Some(m), Some(t95(n - 1) * (var / n as f64).sqrt()))
 }
 
 #[cfg(test)]
@@ -222,43 +177,5 @@ mod tests {
         assert!((c.throughput_mbps - 0.12).abs() < 1e-12);
         let b = &rows[1];
         assert_eq!((b.loss_pct, b.delay_ms, b.jain_throughput), (100.0, None, None));
-    }
-
-    #[test]
-    fn t_quantiles_match_the_published_table() {
-        let round3 = |x: f64| (x * 1000.0).round() / 1000.0;
-        let known = [
-            (1, 12.706),
-            (5, 2.571),
-            (10, 2.228),
-            (30, 2.042),
-            (31, 2.040),
-            (40, 2.021),
-            (60, 2.000),
-            (61, 2.000),
-            (120, 1.980),
-            (121, 1.980),
-            (1000, 1.962),
-            (usize::MAX, 1.960),
-        ];
-        for (df, t) in known {
-            assert_eq!(round3(t95(df)), t, "df {df}: {}", t95(df));
-        }
-        // Exact quantiles (R's qt(0.975, df)) where the table stops.
-        for (df, t) in [(31, 2.039_513), (50, 2.008_559), (100, 1.983_972)] {
-            assert!((t95(df) - t).abs() < 1e-5, "df {df}: {} vs {t}", t95(df));
-        }
-        assert!(t95(0).is_nan());
-        // Never narrower with fewer degrees of freedom.
-        assert!((1..500).all(|df| t95(df) > t95(df + 1)));
-    }
-
-    #[test]
-    fn confidence_interval_uses_student_t() {
-        let (m, h) = mean_ci95(&[1.0, 2.0, 3.0]);
-        assert_eq!(m, Some(2.0));
-        // s = 1, n = 3: 4.303 / sqrt(3).
-        assert!((h.unwrap() - 4.303 / 3f64.sqrt()).abs() < 1e-12);
-        assert_eq!(mean_ci95(&[5.0]), (Some(5.0), None));
     }
 }

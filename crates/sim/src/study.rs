@@ -15,8 +15,10 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Serialize, Serializer};
 
+use bauxite_core::stats::mean_ci95;
+
 use crate::error::SimError;
-use crate::metrics::{FIGURES, mean_ci95};
+use crate::metrics::FIGURES;
 use crate::scenario::{ScenarioConfig, ScenarioResult, TrafficClass, run_scenario};
 use crate::scheduler::Scheduler;
 use crate::util::{first_seen, on_off};
