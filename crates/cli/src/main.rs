@@ -56,7 +56,8 @@ enum Command {
         out: PathBuf,
     },
     /// Recompute a demo recording's summary from the recording alone and check it against its targets;
-    /// exits 1 when a check fails (a truncated file fails the completeness check), 2 when the file
+    /// exits 1 when a check fails (a truncated file fails the completeness check, a corrupt one
+    /// (bad CRC, duplicated records) the integrity check), 2 when the file
     /// cannot be audited at all (not MCAP, not a demo recording, malformed messages).
     Audit {
         /// The recording (`trial-NN/phaseN.mcap`).

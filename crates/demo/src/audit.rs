@@ -4,7 +4,10 @@
 //! The measurement is rebuilt with the same [`PhaseData`] methods the live run used,
 //! from the same integer timestamps, so a complete recording reproduces the live
 //! summary exactly. A truncated recording is audited up to its last complete chunk
-//! and fails the completeness check; a file that is not a demo recording is an error.
+//! and fails the completeness check; a corrupt one (a bad CRC, a duplicated record, a
+//! summary that does not match its data) is audited up to the damage and fails the
+//! integrity check, so a recording that cannot be trusted never passes. A file that is
+//! not a demo recording is an error.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -15,7 +18,7 @@ use serde::de::DeserializeOwned;
 use bauxite_telemetry::messages::{
     LatencySample, LostMessage, PhaseMark, RunInfo, ShaperState, UpdateDelay, VideoFrame, topic,
 };
-use bauxite_telemetry::{Message, Recording};
+use bauxite_telemetry::{Damage, Message, Recording};
 
 use crate::analysis::{PhaseData, PhaseSummary, summarize};
 
@@ -126,9 +129,20 @@ pub fn audit(path: &Path) -> Result<AuditReport, AuditError> {
     check("correction update delay, mean", update, info.target_update_delay_mean_ms, "ms");
     let loss = if summary.critical_messages > 0 { summary.critical_loss_pct } else { f64::INFINITY };
     check("critical loss", loss, info.target_critical_loss_pct, "%");
-    if recording.damage.is_some() {
-        check("recording complete (seconds missing)", (info.duration_ns as f64 / 1e9 - covered_s).max(0.0), 0.0, "s");
-        checks.last_mut().expect("just pushed").pass = false;
+    match &recording.damage {
+        None => {}
+        Some(Damage::Truncated(_)) => {
+            check(
+                "recording complete (seconds missing)",
+                (info.duration_ns as f64 / 1e9 - covered_s).max(0.0),
+                0.0,
+                "s",
+            );
+            checks.last_mut().expect("just pushed").pass = false;
+        }
+        Some(Damage::Corrupt(_)) => {
+            check("recording intact (CRCs, no repeats, matches its summary)", 1.0, 0.0, "errors")
+        }
     }
     let pass = checks.iter().all(|c| c.pass);
     Ok(AuditReport {
@@ -138,7 +152,7 @@ pub fn audit(path: &Path) -> Result<AuditReport, AuditError> {
         protected: info.protected,
         messages: recording.messages.len(),
         covered_s,
-        damage: recording.damage.clone(),
+        damage: recording.damage.as_ref().map(Damage::to_string),
         summary,
         checks,
         pass,

@@ -132,3 +132,126 @@ fn bad_files_are_errors_that_name_the_problem() {
         std::fs::remove_file(p).ok();
     }
 }
+
+/// The top-level records of a recording's data section: (opcode, start, end), ending with
+/// the data end record.
+fn data_section_records(bytes: &[u8]) -> Vec<(u8, usize, usize)> {
+    let mut records = Vec::new();
+    let mut at = 8; // the magic
+    loop {
+        let len = u64::from_le_bytes(bytes[at + 1..at + 9].try_into().unwrap()) as usize;
+        records.push((bytes[at], at, at + 9 + len));
+        if bytes[at] == 0x0F {
+            return records;
+        }
+        at += 9 + len;
+    }
+}
+
+const CHUNK: u8 = 0x06;
+
+/// Audits `bytes` written to a file: whether it passed, and the damage reported.
+fn audit_bytes(name: &str, bytes: &[u8]) -> (bool, String) {
+    let path = temp(name);
+    std::fs::write(&path, bytes).unwrap();
+    let outcome = match audit(&path) {
+        Ok(report) => (report.pass, format!("{report}")),
+        // Unreadable (exit 2) never passes either.
+        Err(e) => (false, e.to_string()),
+    };
+    std::fs::remove_file(path).ok();
+    outcome
+}
+
+/// `bytes` with the data end record's CRC set to 0 ("not stored"), so that only the
+/// checks that do not rely on it can catch what was done to the data section.
+fn without_data_crc(mut bytes: Vec<u8>) -> Vec<u8> {
+    let (_, start, _) = *data_section_records(&bytes).last().unwrap();
+    bytes[start + 9..start + 13].fill(0);
+    bytes
+}
+
+#[test]
+fn a_bit_flip_in_any_chunk_is_damage_and_never_passes() {
+    let path = recording("flips", |_| 1, false);
+    let intact = std::fs::read(&path).unwrap();
+    std::fs::remove_file(&path).ok();
+    let (pass, report) = audit_bytes("flips-intact", &intact);
+    assert!(pass, "the intact recording passes: {report}");
+
+    let chunks: Vec<(usize, usize)> =
+        data_section_records(&intact).into_iter().filter(|r| r.0 == CHUNK).map(|(_, s, e)| (s, e)).collect();
+    assert!(chunks.len() >= 10, "a chunk per second of the 10 s run: {}", chunks.len());
+    let mut flips = 0;
+    for (start, end) in chunks {
+        // The opcode, the length, the chunk's times, sizes and CRC, then its records.
+        let header = [0, 1, 9, 17, 25, 33, 37].map(|at| start + at);
+        let records = (1..8).map(|k| start + 41 + k * (end - start - 41) / 8);
+        for at in header.into_iter().chain(records).chain([end - 1]) {
+            for bit in [0, 5] {
+                let mut flipped = intact.clone();
+                flipped[at] ^= 1 << bit;
+                let (pass, report) = audit_bytes("flip", &flipped);
+                assert!(!pass, "bit {bit} of byte {at} (chunk at {start}) flipped and the audit passed: {report}");
+                assert!(
+                    report.contains("corrupt") || report.contains("truncated") || report.contains("not an MCAP"),
+                    "byte {at}: the damage is reported as damage: {report}"
+                );
+                flips += 1;
+            }
+        }
+    }
+    assert!(flips >= 300, "{flips} flips tried");
+}
+
+#[test]
+fn a_duplicated_data_section_is_damage_even_without_its_crc() {
+    let path = recording("dup-section", |_| 1, false);
+    let intact = std::fs::read(&path).unwrap();
+    std::fs::remove_file(&path).ok();
+    let records = data_section_records(&intact);
+    let (_, data_end, _) = *records.last().unwrap();
+    // Everything between the magic and the data end record, twice.
+    let doubled = [&intact[..data_end], &intact[8..data_end], &intact[data_end..]].concat();
+    for (what, bytes) in [("with its CRC", doubled.clone()), ("CRC zeroed", without_data_crc(doubled))] {
+        let (pass, report) = audit_bytes("dup-section", &bytes);
+        assert!(!pass, "{what}: {report}");
+        assert!(report.contains("corrupt") && report.contains("[FAIL] recording intact"), "{what}: {report}");
+        assert!(report.contains("\n  2001 messages covering"), "{what}: the copy is not counted: {report}");
+    }
+}
+
+#[test]
+fn a_duplicated_chunk_is_damage_even_without_the_data_crc() {
+    let path = recording("dup-chunk", |_| 1, false);
+    let intact = std::fs::read(&path).unwrap();
+    std::fs::remove_file(&path).ok();
+    let chunks: Vec<_> = data_section_records(&intact).into_iter().filter(|r| r.0 == CHUNK).collect();
+    for (_, start, end) in [chunks[0], chunks[chunks.len() / 2], chunks[chunks.len() - 1]] {
+        let doubled = [&intact[..end], &intact[start..end], &intact[end..]].concat();
+        for (what, bytes) in [("with the data CRC", doubled.clone()), ("CRC zeroed", without_data_crc(doubled))] {
+            let (pass, report) = audit_bytes("dup-chunk", &bytes);
+            assert!(!pass, "chunk at {start} twice, {what}: {report}");
+            assert!(report.contains("[FAIL] recording intact"), "chunk at {start} twice, {what}: {report}");
+        }
+    }
+    // A chunk cut out instead, with the data CRC zeroed: only the summary can tell.
+    let (_, start, end) = chunks[chunks.len() / 2];
+    let (pass, report) = audit_bytes("cut-chunk", &without_data_crc([&intact[..start], &intact[end..]].concat()));
+    assert!(!pass && report.contains("corrupt: summary"), "chunk at {start} cut out: {report}");
+}
+
+#[test]
+fn a_truncated_recording_is_audited_up_to_its_last_chunk_and_fails_completeness() {
+    let path = recording("cut", |_| 1, false);
+    let intact = std::fs::read(&path).unwrap();
+    std::fs::remove_file(&path).ok();
+    let cut = temp("cut-half");
+    std::fs::write(&cut, &intact[..intact.len() / 2]).unwrap();
+    let report = audit(&cut).unwrap();
+    std::fs::remove_file(cut).ok();
+    assert!(report.damage.as_deref().is_some_and(|d| d.starts_with("truncated")), "{report}");
+    assert!(report.messages > 500, "the chunks before the cut are read: {report}");
+    let failed: Vec<&str> = report.checks.iter().filter(|c| !c.pass).map(|c| c.name.as_str()).collect();
+    assert_eq!(failed, ["recording complete (seconds missing)"], "{report}");
+}

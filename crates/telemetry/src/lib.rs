@@ -12,4 +12,4 @@ pub mod record;
 pub mod replay;
 
 pub use record::{Channel, RecordError, Recorder};
-pub use replay::{Message, ReadError, Recording, read};
+pub use replay::{Damage, Message, ReadError, Recording, read, read_bytes};
