@@ -8,7 +8,9 @@
 
 pub mod config;
 pub mod lane;
+pub mod link;
 pub mod profile;
+pub mod rng;
 pub mod stats;
 pub mod units;
 

@@ -39,7 +39,8 @@ mod fq_pie;
 mod pie;
 mod prio;
 mod queue;
-pub mod rng;
+/// The SplitMix64 generator, shared with the rest of Bauxite from `bauxite-core`.
+pub use bauxite_core::rng;
 
 pub use codel::{Codel, CodelConfig, CodelState};
 pub use drr::{Drr, DrrConfig};

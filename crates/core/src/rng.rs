@@ -1,14 +1,13 @@
-//! The one pseudo-random generator of Bauxite's disciplines and simulator:
-//! SplitMix64 (Steele, Lea and Flood, 2014).
+//! The one pseudo-random generator of Bauxite: SplitMix64 (Steele, Lea and
+//! Flood, 2014).
 //!
 //! Disciplines that need chance (PIE's drop decision) or a salt (the flow-hash
 //! perturbation of FQ-CoDel and FQ-PIE) draw it from here, seeded from their
-//! configuration, so the same inputs always give the same outputs. The module is
-//! public so that the simulator (`bauxite-sim`) draws its own randomness —
-//! application start offsets, the seeds it hands each discipline, flow hashes —
-//! from the same generator: a simulation run is replayed exactly from its seed,
-//! on every machine and build, with no dependency whose stream could change
-//! between versions. SplitMix64 is tiny, passes BigCrush, accepts any `u64` as a
+//! configuration, so the same inputs always give the same outputs; so do the link
+//! model's loss and jitter ([`crate::link`]) and the simulator (`bauxite-sim`) for
+//! application start offsets, the seeds it hands each discipline and flow hashes:
+//! a run is replayed exactly from its seed, on every machine and build, with no
+//! dependency whose stream could change between versions. SplitMix64 is tiny, passes BigCrush, accepts any `u64` as a
 //! seed and needs no dependency; nothing here is cryptographic.
 
 /// A SplitMix64 stream: a 64-bit state advanced by a fixed odd increment, output

@@ -1,0 +1,446 @@
+//! The link as users write it: `--link trace=FILE,queue=100kb,delay=20ms`, and a
+//! timeline file of changes at given times.
+//!
+//! One place configures every stage, so the demo, the simulator and the bridge
+//! evaluation describe links the same way.
+//!
+//! | key | value | stage |
+//! |---|---|---|
+//! | `rate` | `1.5mbit`, `unlimited` | constant rate |
+//! | `trace` | a mahimahi `mm-link` file | trace-driven rate (instead of `rate`) |
+//! | `queue` | `100kb`, `64kib`, `1500b` | drop-tail buffer in bytes (default 100 KB) |
+//! | `queue_packets` | `100` | drop-tail buffer in packets |
+//! | `delay` | `20ms` | propagation delay |
+//! | `jitter` | `5ms` | delay varies uniformly within ± this, never reordering |
+//! | `loss` | `1%` or `0.01` | independent loss |
+//! | `ge` | `p/r/1-h/1-k`, e.g. `1%/25%/80%/0` | Gilbert–Elliott bursty loss (netem's order) |
+//! | `seed` | `7` | loss and jitter's random stream |
+//! | `timeline` | a YAML file | changes at given times (see [`Timeline`]) |
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::loss::{GilbertElliott, LossModel};
+use super::model::{LinkChange, LinkConfig, LinkRate, QueueLimit};
+use super::trace::DeliveryTrace;
+use crate::units::{BitRate, deserialize_from_str, parse_duration};
+
+/// The longest delay or jitter a link may have: a geostationary hop is 0.25 s; ten
+/// seconds covers any radio, and keeps a typo from holding packets for a day.
+pub const MAX_LINK_DELAY: Duration = Duration::from_secs(10);
+
+/// The largest buffer: far beyond any modem's, small enough to keep in memory.
+pub const MAX_QUEUE_BYTES: u64 = 1 << 30;
+
+/// How the rate is given.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RateSpec {
+    /// No rate limit.
+    Unlimited,
+    /// A constant rate.
+    Constant(BitRate),
+    /// A trace file, read when the link is built.
+    Trace(PathBuf),
+}
+
+/// A parsed `--link` value. See the module documentation for its keys.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkSpec {
+    /// The rate stage.
+    pub rate: RateSpec,
+    /// The buffer.
+    pub queue: QueueLimit,
+    /// Propagation delay.
+    pub delay: Duration,
+    /// Delay jitter.
+    pub jitter: Duration,
+    /// Loss.
+    pub loss: LossModel,
+    /// The random stream's seed.
+    pub seed: u64,
+    /// Changes over time, read when the link is built.
+    pub timeline: Option<PathBuf>,
+}
+
+impl Default for LinkSpec {
+    fn default() -> Self {
+        let config = LinkConfig::default();
+        Self {
+            rate: RateSpec::Unlimited,
+            queue: config.queue,
+            delay: config.delay,
+            jitter: config.jitter,
+            loss: config.loss,
+            seed: config.seed,
+            timeline: None,
+        }
+    }
+}
+
+/// Why a link description was refused: what is wrong, naming the key or file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkSpecError(pub String);
+
+impl fmt::Display for LinkSpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LinkSpecError {}
+
+impl FromStr for LinkSpec {
+    type Err = LinkSpecError;
+
+    fn from_str(text: &str) -> Result<Self, LinkSpecError> {
+        let mut spec = LinkSpec::default();
+        let mut seen: Vec<&str> = Vec::new();
+        for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| LinkSpecError(format!("link `{item}`: expected key=value (e.g. delay=20ms)")))?;
+            let (key, value) = (key.trim(), value.trim());
+            if seen.contains(&key) {
+                return Err(LinkSpecError(format!("link: `{key}` given twice")));
+            }
+            seen.push(key);
+            let bad = |why: String| LinkSpecError(format!("link `{key}={value}`: {why}"));
+            match key {
+                "rate" => spec.rate = parse_rate(value).map_err(bad)?,
+                "trace" => spec.rate = RateSpec::Trace(PathBuf::from(value)),
+                "queue" => spec.queue.bytes = Some(parse_queue_bytes(value).map_err(bad)?),
+                "queue_packets" => spec.queue.packets = Some(parse_count(value).map_err(bad)?),
+                "delay" => spec.delay = parse_link_delay(value).map_err(bad)?,
+                "jitter" => spec.jitter = parse_link_delay(value).map_err(bad)?,
+                "loss" => spec.loss = LossModel::Bernoulli(parse_probability(value).map_err(bad)?),
+                "ge" => spec.loss = parse_gilbert_elliott(value).map_err(bad)?,
+                "seed" => spec.seed = value.parse().map_err(|_| bad("not a whole number".into()))?,
+                "timeline" => spec.timeline = Some(PathBuf::from(value)),
+                _ => {
+                    return Err(LinkSpecError(format!(
+                        "link: unknown key `{key}` (known: rate, trace, queue, queue_packets, delay, jitter, loss, ge, seed, timeline)"
+                    )));
+                }
+            }
+        }
+        if seen.contains(&"rate") && seen.contains(&"trace") {
+            return Err(LinkSpecError("link: give `rate` or `trace`, not both".into()));
+        }
+        if seen.contains(&"loss") && seen.contains(&"ge") {
+            return Err(LinkSpecError("link: give `loss` or `ge`, not both".into()));
+        }
+        Ok(spec)
+    }
+}
+
+impl LinkSpec {
+    /// The link's starting configuration, reading the trace file if there is one.
+    pub fn config(&self) -> Result<LinkConfig, LinkSpecError> {
+        Ok(LinkConfig {
+            rate: match &self.rate {
+                RateSpec::Unlimited => LinkRate::Unlimited,
+                RateSpec::Constant(rate) => LinkRate::Constant(*rate),
+                RateSpec::Trace(path) => load_trace(path)?,
+            },
+            queue: self.queue,
+            delay: self.delay,
+            jitter: self.jitter,
+            loss: self.loss,
+            seed: self.seed,
+        })
+    }
+
+    /// The timeline, read from its file (empty without one).
+    pub fn timeline(&self) -> Result<Timeline, LinkSpecError> {
+        match &self.timeline {
+            None => Ok(Timeline::default()),
+            Some(path) => Timeline::load(path),
+        }
+    }
+}
+
+fn load_trace(path: &Path) -> Result<LinkRate, LinkSpecError> {
+    DeliveryTrace::load(path).map(|t| LinkRate::Trace(Arc::new(t))).map_err(|e| LinkSpecError(e.to_string()))
+}
+
+fn parse_rate(value: &str) -> Result<RateSpec, String> {
+    if value == "unlimited" {
+        return Ok(RateSpec::Unlimited);
+    }
+    value.parse::<BitRate>().map(RateSpec::Constant).map_err(|e| e.to_string())
+}
+
+/// `100kb` (10^3), `64kib` (2^10), `1mb`, `1500b` or a plain number of bytes.
+pub fn parse_queue_bytes(value: &str) -> Result<u64, String> {
+    let lower = value.to_ascii_lowercase();
+    let digits = lower.trim_end_matches(|c: char| c.is_ascii_alphabetic());
+    let scale: u64 = match &lower[digits.len()..] {
+        "" | "b" => 1,
+        "kb" => 1000,
+        "kib" => 1 << 10,
+        "mb" => 1_000_000,
+        "mib" => 1 << 20,
+        unit => return Err(format!("unknown unit `{unit}` (b, kb, kib, mb, mib)")),
+    };
+    let number: f64 = digits.parse().map_err(|_| format!("`{digits}` is not a number"))?;
+    let bytes = number * scale as f64;
+    if !(1.0..=MAX_QUEUE_BYTES as f64).contains(&bytes) {
+        return Err(format!("must be between 1 byte and {MAX_QUEUE_BYTES} bytes"));
+    }
+    Ok(bytes as u64)
+}
+
+fn parse_count(value: &str) -> Result<usize, String> {
+    match value.parse::<usize>() {
+        Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
+        _ => Err("must be a whole number of packets from 1 to 1000000".into()),
+    }
+}
+
+/// A delay or jitter: `0` or a duration up to [`MAX_LINK_DELAY`].
+fn parse_link_delay(value: &str) -> Result<Duration, String> {
+    if value.trim_end_matches(|c: char| c.is_ascii_alphabetic()) == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let d = parse_duration(value).map_err(|e| e.to_string())?;
+    if d > MAX_LINK_DELAY {
+        return Err(format!("more than the {}s a link may delay", MAX_LINK_DELAY.as_secs()));
+    }
+    Ok(d)
+}
+
+/// `1%` or `0.01`.
+fn parse_probability(value: &str) -> Result<f64, String> {
+    let (number, scale) = match value.strip_suffix('%') {
+        Some(percent) => (percent, 100.0),
+        None => (value, 1.0),
+    };
+    let p = number.trim().parse::<f64>().map_err(|_| format!("`{value}` is not a probability"))? / scale;
+    if (0.0..=1.0).contains(&p) { Ok(p) } else { Err(format!("`{value}` is not between 0 and 1 (0 % and 100 %)")) }
+}
+
+fn parse_gilbert_elliott(value: &str) -> Result<LossModel, String> {
+    let parts: Vec<&str> = value.split('/').collect();
+    let [p, r, loss_bad, loss_good] = parts[..] else {
+        return Err("expected p/r/1-h/1-k, e.g. 1%/25%/80%/0".into());
+    };
+    Ok(LossModel::GilbertElliott(GilbertElliott {
+        p: parse_probability(p)?,
+        r: parse_probability(r)?,
+        loss_bad: parse_probability(loss_bad)?,
+        loss_good: parse_probability(loss_good)?,
+    }))
+}
+
+/// Changes to a link at given times from the start of a run, in time order.
+///
+/// As a YAML file, a list of steps, each with `at` and one or more changes:
+/// ```yaml
+/// - {at: 5s, rate: 1.5mbit}            # the seed-000 step drop
+/// - {at: 20s, trace: verizon.up}      # a trace, from its beginning
+/// - {at: 30s, delay: 40ms, jitter: 5ms, loss: 2%, queue: 50kb}
+/// - {at: 40s, ge: 1%/25%/80%/0}
+/// - {at: 50s, rate: unlimited, loss: 0}
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timeline {
+    /// (time from the start, change), sorted by time; simultaneous changes keep their order.
+    pub steps: Vec<(Duration, LinkChange)>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StepText {
+    #[serde(deserialize_with = "deserialize_from_str")]
+    at: TimeText,
+    #[serde(default, deserialize_with = "text")]
+    rate: Option<String>,
+    #[serde(default)]
+    trace: Option<PathBuf>,
+    #[serde(default, deserialize_with = "text")]
+    queue: Option<String>,
+    #[serde(default)]
+    queue_packets: Option<usize>,
+    #[serde(default, deserialize_with = "text")]
+    delay: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    jitter: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    loss: Option<String>,
+    #[serde(default, deserialize_with = "text")]
+    ge: Option<String>,
+}
+
+/// A value as its text, whether YAML wrote it as a string or a number (`loss: 0`).
+fn text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    struct AnyText(String);
+    impl FromStr for AnyText {
+        type Err = std::convert::Infallible;
+        fn from_str(text: &str) -> Result<Self, Self::Err> {
+            Ok(AnyText(text.to_string()))
+        }
+    }
+    deserialize_from_str::<D, AnyText>(d).map(|t| Some(t.0))
+}
+
+/// A time from the start of a run: `0`, `5s`, `1500ms`.
+struct TimeText(Duration);
+
+impl FromStr for TimeText {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        parse_link_time(text).map(TimeText)
+    }
+}
+
+fn parse_link_time(text: &str) -> Result<Duration, String> {
+    if text.trim_end_matches(|c: char| c.is_ascii_alphabetic()) == "0" {
+        return Ok(Duration::ZERO);
+    }
+    parse_duration(text).map_err(|e| e.to_string())
+}
+
+impl Timeline {
+    /// A timeline of constant rates: `(at, rate)` pairs (the demo's step drop is one).
+    pub fn of_rates(steps: &[(Duration, BitRate)]) -> Self {
+        let mut timeline =
+            Self { steps: steps.iter().map(|&(at, rate)| (at, LinkChange::Rate(LinkRate::Constant(rate)))).collect() };
+        timeline.steps.sort_by_key(|(at, _)| *at);
+        timeline
+    }
+
+    /// Reads a timeline file; errors name the file, the line and the key. Trace files
+    /// are found relative to the timeline's directory.
+    pub fn load(path: &Path) -> Result<Self, LinkSpecError> {
+        let text = crate::config::read_config(path).map_err(|e| LinkSpecError(e.to_string()))?;
+        let steps: Vec<StepText> = crate::config::parse_yaml(&text, path).map_err(|e| LinkSpecError(e.to_string()))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let mut timeline = Timeline::default();
+        for (i, step) in steps.into_iter().enumerate() {
+            let at = step.at.0;
+            let bad = |key: &str, why: String| {
+                LinkSpecError(format!("{}: step {} (at {at:?}): `{key}`: {why}", path.display(), i + 1))
+            };
+            let mut push = |change| timeline.steps.push((at, change));
+            if let Some(rate) = &step.rate {
+                let rate = match parse_rate(rate).map_err(|e| bad("rate", e))? {
+                    RateSpec::Unlimited => LinkRate::Unlimited,
+                    RateSpec::Constant(r) => LinkRate::Constant(r),
+                    RateSpec::Trace(_) => unreachable!("parse_rate never reads a file"),
+                };
+                push(LinkChange::Rate(rate));
+            }
+            if let Some(trace) = &step.trace {
+                push(LinkChange::Rate(load_trace(&base.join(trace)).map_err(|e| bad("trace", e.0))?));
+            }
+            if step.queue.is_some() || step.queue_packets.is_some() {
+                let bytes = step.queue.as_deref().map(parse_queue_bytes).transpose().map_err(|e| bad("queue", e))?;
+                push(LinkChange::Queue(QueueLimit { bytes, packets: step.queue_packets }));
+            }
+            if let Some(delay) = &step.delay {
+                push(LinkChange::Delay(parse_link_delay(delay).map_err(|e| bad("delay", e))?));
+            }
+            if let Some(jitter) = &step.jitter {
+                push(LinkChange::Jitter(parse_link_delay(jitter).map_err(|e| bad("jitter", e))?));
+            }
+            if let Some(loss) = &step.loss {
+                let p = parse_probability(loss).map_err(|e| bad("loss", e))?;
+                push(LinkChange::Loss(if p == 0.0 { LossModel::None } else { LossModel::Bernoulli(p) }));
+            }
+            if let Some(ge) = &step.ge {
+                push(LinkChange::Loss(parse_gilbert_elliott(ge).map_err(|e| bad("ge", e))?));
+            }
+        }
+        timeline.steps.sort_by_key(|(at, _)| *at);
+        Ok(timeline)
+    }
+
+    /// The steps due in `(after, until]`, for a driver that wakes now and then.
+    pub fn due(&self, after: Option<Duration>, until: Duration) -> impl Iterator<Item = &(Duration, LinkChange)> {
+        self.steps.iter().filter(move |(at, _)| after.is_none_or(|a| *at > a) && *at <= until)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_spec_names_every_stage() {
+        let spec: LinkSpec =
+            "trace=up.trace, queue=100kb,delay=20ms,jitter=2ms,ge=1%/25%/80%/0,seed=9".parse().unwrap();
+        assert_eq!(spec.rate, RateSpec::Trace(PathBuf::from("up.trace")));
+        assert_eq!(spec.queue, QueueLimit { bytes: Some(100_000), packets: None });
+        assert_eq!((spec.delay, spec.jitter), (Duration::from_millis(20), Duration::from_millis(2)));
+        assert_eq!(
+            spec.loss,
+            LossModel::GilbertElliott(GilbertElliott { p: 0.01, r: 0.25, loss_bad: 0.8, loss_good: 0.0 })
+        );
+        assert_eq!(spec.seed, 9);
+        let spec: LinkSpec = "rate=1.5mbit,queue=64kib,queue_packets=100,loss=0.5%,delay=0".parse().unwrap();
+        assert_eq!(spec.rate, RateSpec::Constant(BitRate::from_bps(1_500_000)));
+        assert_eq!(spec.queue, QueueLimit { bytes: Some(65_536), packets: Some(100) });
+        assert_eq!((spec.loss, spec.delay), (LossModel::Bernoulli(0.005), Duration::ZERO));
+    }
+
+    #[test]
+    fn bad_link_specs_name_the_key_and_why() {
+        for (text, says) in [
+            ("rate=fast", "rate=fast"),
+            ("queue=10furlongs", "unknown unit"),
+            ("queue=0", "between 1 byte"),
+            ("delay=1h", "delay=1h"),
+            ("delay=11s", "more than the 10s"),
+            ("loss=150%", "not between 0 and 1"),
+            ("ge=1%/2%", "expected p/r/1-h/1-k"),
+            ("bandwidth=3mbit", "unknown key `bandwidth`"),
+            ("delay", "expected key=value"),
+            ("rate=1mbit,trace=x", "not both"),
+            ("delay=1ms,delay=2ms", "given twice"),
+            ("seed=-1", "whole number"),
+        ] {
+            let e = text.parse::<LinkSpec>().unwrap_err().to_string();
+            assert!(e.contains(says), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_missing_trace_file_is_named() {
+        let spec: LinkSpec = "trace=/nonexistent/up.trace".parse().unwrap();
+        let e = spec.config().unwrap_err().to_string();
+        assert!(e.contains("/nonexistent/up.trace") && e.contains("cannot read"), "{e}");
+    }
+
+    #[test]
+    fn timelines_read_from_yaml_in_time_order() {
+        let dir = std::env::temp_dir().join(format!("bauxite-timeline-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("t.up"), "1\n2\n").unwrap();
+        let path = dir.join("timeline.yaml");
+        std::fs::write(
+            &path,
+            "- {at: 5s, rate: 1.5mbit}\n- {at: 0, rate: 50mbit, loss: 0}\n- {at: 8s, trace: t.up, delay: 20ms, loss: 1%}\n",
+        )
+        .unwrap();
+        let timeline = Timeline::load(&path).unwrap();
+        let times: Vec<u64> = timeline.steps.iter().map(|(at, _)| at.as_millis() as u64).collect();
+        assert_eq!(times, [0, 0, 5000, 8000, 8000, 8000]);
+        assert_eq!(timeline.steps[1].1, LinkChange::Loss(LossModel::None));
+        assert_eq!(timeline.steps[2].1, LinkChange::Rate(LinkRate::Constant(BitRate::from_bps(1_500_000))));
+        assert!(matches!(&timeline.steps[3].1, LinkChange::Rate(LinkRate::Trace(t)) if t.len() == 2));
+        assert_eq!(timeline.due(Some(Duration::from_secs(5)), Duration::from_secs(9)).count(), 3);
+
+        std::fs::write(&path, "- {at: 5s, rate: 1.5mbit}\n- {at: 6s, jitter: 20s}\n").unwrap();
+        let e = Timeline::load(&path).unwrap_err().to_string();
+        assert!(e.contains("step 2") && e.contains("`jitter`") && e.contains("10s"), "{e}");
+        std::fs::write(&path, "- {at: 5s, bandwidth: 1mbit}\n").unwrap();
+        let e = Timeline::load(&path).unwrap_err().to_string();
+        assert!(e.contains("timeline.yaml:1") && e.contains("bandwidth"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,204 @@
+//! Delivery traces in mahimahi's `mm-link` format.
+//!
+//! A trace is one line per delivery opportunity, each line a timestamp in whole
+//! milliseconds from the start of the trace; an opportunity carries
+//! [`OPPORTUNITY_BYTES`] (a 1500-byte packet plus mahimahi's 4-byte TUN header).
+//! Repeated timestamps are several opportunities in the same millisecond, and the
+//! trace repeats when it ends, shifted by its last timestamp (mahimahi's
+//! wraparound). These are `mm-link`'s semantics exactly, so results on the public
+//! cellular traces compare with the literature that used them (Sprout, NSDI 2013).
+
+use std::fmt;
+use std::path::Path;
+
+/// Bytes one delivery opportunity carries (mahimahi's `PACKET_SIZE`).
+pub const OPPORTUNITY_BYTES: u32 = 1504;
+
+/// The largest trace file read: an hour at 60 Mbit/s is about 18 million lines (130 MB).
+pub const MAX_TRACE_BYTES: u64 = 256 << 20;
+
+const NS_PER_MS: u64 = 1_000_000;
+
+/// A parsed delivery trace: opportunity times in milliseconds, nondecreasing, the
+/// last one positive (it is also the period of the repetition).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeliveryTrace {
+    ms: Vec<u64>,
+}
+
+/// Why a trace was not accepted: the file (when there is one), the 1-based line and
+/// what is wrong, in the form `file:line: message`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceError {
+    /// The file, or `<trace>` when parsed from text.
+    pub file: String,
+    /// The offending line, when one is to blame.
+    pub line: Option<usize>,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.file, self.message),
+            None => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+impl DeliveryTrace {
+    /// Reads a trace file: a regular file of at most [`MAX_TRACE_BYTES`].
+    pub fn load(path: &Path) -> Result<Self, TraceError> {
+        let error = |message: String| TraceError { file: path.display().to_string(), line: None, message };
+        let meta = std::fs::metadata(path).map_err(|e| error(format!("cannot read: {e}")))?;
+        if !meta.is_file() {
+            return Err(error("not a regular file".into()));
+        }
+        if meta.len() > MAX_TRACE_BYTES {
+            return Err(error(format!("{} bytes, more than the {MAX_TRACE_BYTES} a trace may have", meta.len())));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| error(format!("cannot read: {e}")))?;
+        Self::parse(&text).map_err(|e| TraceError { file: path.display().to_string(), ..e })
+    }
+
+    /// Parses trace text (as mm-link does: no empty lines, nondecreasing whole
+    /// milliseconds, a nonzero length). Surrounding whitespace and a final newline are allowed.
+    pub fn parse(text: &str) -> Result<Self, TraceError> {
+        let error = |line: Option<usize>, message: String| TraceError { file: "<trace>".into(), line, message };
+        let mut ms: Vec<u64> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let field = line.trim();
+            if field.is_empty() {
+                return Err(error(Some(i + 1), "empty line (each line is one opportunity's millisecond)".into()));
+            }
+            let t: u64 = field
+                .parse()
+                .map_err(|_| error(Some(i + 1), format!("`{field}` is not a whole number of milliseconds")))?;
+            if ms.last().is_some_and(|&last| t < last) {
+                return Err(error(
+                    Some(i + 1),
+                    format!("{t} ms comes before the previous line's {} ms", ms[ms.len() - 1]),
+                ));
+            }
+            ms.push(t);
+        }
+        match ms.last() {
+            None => Err(error(None, "no opportunities".into())),
+            Some(0) => Err(error(None, "the trace must last more than 0 ms".into())),
+            Some(_) => Ok(Self { ms }),
+        }
+    }
+
+    /// A trace of a constant `bits_per_second` for `period_ms` (for tests and timelines):
+    /// opportunities spread as evenly as whole milliseconds allow.
+    pub fn constant(bits_per_second: u64, period_ms: u64) -> Self {
+        let per_ms = bits_per_second as f64 / 8.0 / f64::from(OPPORTUNITY_BYTES) / 1000.0;
+        let total = (per_ms * period_ms as f64).round().max(1.0) as u64;
+        let ms = (1..=total).map(|k| (k * period_ms).div_ceil(total)).collect();
+        Self { ms }
+    }
+
+    /// Opportunities per repetition.
+    pub fn len(&self) -> usize {
+        self.ms.len()
+    }
+
+    /// Always false: a trace has at least one opportunity.
+    pub fn is_empty(&self) -> bool {
+        self.ms.is_empty()
+    }
+
+    /// The repetition period in milliseconds (the last timestamp).
+    pub fn period_ms(&self) -> u64 {
+        self.ms[self.ms.len() - 1]
+    }
+
+    /// The mean capacity in bits per second.
+    pub fn mean_bps(&self) -> f64 {
+        self.ms.len() as f64 * f64::from(OPPORTUNITY_BYTES) * 8.0 / (self.period_ms() as f64 / 1000.0)
+    }
+
+    /// The time of the `k`-th opportunity (0-based, counting across repetitions),
+    /// in nanoseconds from the start of the trace.
+    pub fn opportunity_ns(&self, k: u64) -> u64 {
+        let n = self.ms.len() as u64;
+        ((k / n) * self.period_ms() + self.ms[(k % n) as usize]) * NS_PER_MS
+    }
+
+    /// The index of the first opportunity strictly after `t_ns` (from the start of
+    /// the trace): the first one a packet arriving at `t_ns` can use.
+    pub fn first_after_ns(&self, t_ns: u64) -> u64 {
+        let period_ns = self.period_ms() * NS_PER_MS;
+        let (rep, within_ns) = (t_ns / period_ns, t_ns % period_ns);
+        // Whole milliseconds: an opportunity at m ms is after `within_ns` when m*1e6 > within_ns.
+        let idx = self.ms.partition_point(|&m| m * NS_PER_MS <= within_ns) as u64;
+        rep * self.ms.len() as u64 + idx
+    }
+
+    /// Capacity per bin of `bin_ms` over one repetition, in bits per second (for charts).
+    pub fn capacity_bps(&self, bin_ms: u64) -> Vec<f64> {
+        let bins = self.period_ms().div_ceil(bin_ms.max(1)) as usize;
+        let mut bytes = vec![0u64; bins.max(1)];
+        for &m in &self.ms {
+            let bin = ((m / bin_ms.max(1)) as usize).min(bytes.len() - 1);
+            bytes[bin] += u64::from(OPPORTUNITY_BYTES);
+        }
+        bytes.iter().map(|&b| b as f64 * 8.0 * 1000.0 / bin_ms.max(1) as f64).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_mm_link_traces_and_refuses_what_mm_link_refuses() {
+        let trace = DeliveryTrace::parse("1\n1\n3\n10\n").unwrap();
+        assert_eq!((trace.len(), trace.period_ms()), (4, 10));
+        for (text, line, what) in [
+            ("1\n\n3\n", Some(2), "empty line"),
+            ("1\nx\n", Some(2), "`x` is not"),
+            ("5\n3\n", Some(2), "before the previous"),
+            ("0\n0\n", None, "more than 0 ms"),
+            ("", None, "no opportunities"),
+            ("-1\n", Some(1), "not a whole number"),
+        ] {
+            let e = DeliveryTrace::parse(text).unwrap_err();
+            assert_eq!(e.line, line, "{text:?}: {e}");
+            assert!(e.message.contains(what), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn opportunities_repeat_shifted_by_the_last_timestamp() {
+        let trace = DeliveryTrace::parse("0\n4\n10\n").unwrap();
+        let ms: Vec<u64> = (0..7).map(|k| trace.opportunity_ns(k) / NS_PER_MS).collect();
+        // mahimahi's wraparound: base += last timestamp, so 10 and 10+0 coincide.
+        assert_eq!(ms, [0, 4, 10, 10, 14, 20, 20]);
+    }
+
+    #[test]
+    fn the_first_usable_opportunity_is_strictly_after_the_arrival() {
+        let trace = DeliveryTrace::parse("2\n2\n5\n10\n").unwrap();
+        assert_eq!(trace.first_after_ns(0), 0);
+        assert_eq!(trace.first_after_ns(2 * NS_PER_MS - 1), 0);
+        assert_eq!(trace.first_after_ns(2 * NS_PER_MS), 2, "both opportunities at 2 ms are gone");
+        assert_eq!(trace.first_after_ns(9 * NS_PER_MS), 3);
+        assert_eq!(trace.first_after_ns(10 * NS_PER_MS), 4, "the next repetition");
+        assert_eq!(trace.opportunity_ns(4), 12 * NS_PER_MS);
+    }
+
+    #[test]
+    fn a_constant_trace_has_the_asked_mean_rate() {
+        for bps in [1_500_000u64, 12_000_000, 50_000_000] {
+            let trace = DeliveryTrace::constant(bps, 1000);
+            assert!((trace.mean_bps() / bps as f64 - 1.0).abs() < 0.01, "{bps}: {}", trace.mean_bps());
+            assert!(trace.ms.windows(2).all(|w| w[0] <= w[1]));
+        }
+        let rates = DeliveryTrace::parse("1\n1\n2\n1000\n").unwrap().capacity_bps(500);
+        assert_eq!(rates, [3.0 * 1504.0 * 8.0 * 2.0, 1504.0 * 8.0 * 2.0]);
+    }
+}
