@@ -1,6 +1,8 @@
 //! The vocabulary every Bauxite part shares: lanes, rules, profiles, their YAML
-//! form and validation, the units (bit rates, durations) they are written in, and
-//! the summary statistics ([`stats`]) every part reports with.
+//! form and validation, the units (bit rates, durations) they are written in, the
+//! summary statistics ([`stats`]) every part reports with, the link model
+//! ([`link`]) the emulator and the simulator share, and the one random generator
+//! ([`rng`]).
 //!
 //! No I/O beyond reading a config file, no async runtime: the simulator, the shaper
 //! and the bridge all build on this.
