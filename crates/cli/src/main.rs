@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
-use bauxite_core::{Profile, RateSetting};
+use bauxite_core::{Profile, RateSetting, ValidatedProfile};
 use clap::{Parser, Subcommand};
 
 mod bridge;
@@ -96,16 +96,19 @@ enum Command {
     },
 }
 
-fn load_profile(profile: &str, config: Option<&PathBuf>, rate: Option<RateSetting>) -> Result<Profile> {
-    let mut p = match config {
+/// The profile `up` runs, validated once: the file's or the built-in one, with `--rate`.
+fn load_profile(profile: &str, config: Option<&PathBuf>, rate: Option<RateSetting>) -> Result<ValidatedProfile> {
+    let p = match config {
         Some(path) => bauxite_core::load_profile(path)?,
-        None => Profile::builtin(profile).with_context(|| format!("no built-in profile `{profile}`"))?,
+        None => Profile::builtin(profile)
+            .with_context(|| format!("no built-in profile `{profile}`"))?
+            .validate()
+            .with_context(|| format!("the built-in profile `{profile}`"))?,
     };
-    if let Some(rate) = rate {
-        p.rate = rate;
+    match rate {
+        Some(rate) => p.with_rate(rate).context("--rate"),
+        None => Ok(p),
     }
-    p.validate().map_err(|e| anyhow::anyhow!("invalid profile after --rate: {e}"))?;
-    Ok(p)
 }
 
 /// A flag set by SIGINT or SIGTERM, for commands that run until told to stop.

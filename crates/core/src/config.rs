@@ -1,11 +1,18 @@
 //! Loading configs (profiles, and the YAML every Bauxite config is written in), with errors that name the file, the line and the key.
 
 use std::fmt;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 
 use crate::profile::{Profile, ProfileError};
+use crate::validate::ValidatedProfile;
+
+/// The largest config file read: 1 MiB. Bauxite's configs are a few kilobytes (the
+/// largest possible profile, 8 lanes and 64 rules, is under 8 KiB); a bound keeps
+/// `--config /dev/zero` or a wrong multi-gigabyte file from filling memory.
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// Why a config file was not accepted. Nothing is applied when this is returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,25 +43,72 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Reads and validates a profile file.
-pub fn load_profile(path: &Path) -> Result<Profile, ConfigError> {
+pub fn load_profile(path: &Path) -> Result<ValidatedProfile, ConfigError> {
     parse_profile(&read_config(path)?, path)
 }
 
 /// Parses and validates profile YAML; `file` is only used in errors.
-pub fn parse_profile(text: &str, file: &Path) -> Result<Profile, ConfigError> {
+pub fn parse_profile(text: &str, file: &Path) -> Result<ValidatedProfile, ConfigError> {
     let profile: Profile = parse_yaml(text, file)?;
-    profile.validate().map_err(|e| validation_error(e, text, file))?;
-    Ok(profile)
+    profile.validate().map_err(|e| validation_error(e, text, file))
 }
 
 /// A config file's text; a file that cannot be read is an error naming it.
+///
+/// Only a regular file (or a link to one) of at most [`MAX_CONFIG_BYTES`] is read:
+/// a FIFO would block `open` until a writer came, and a device such as `/dev/zero`
+/// never ends. The file is opened non-blocking and checked again once open, so a
+/// path swapped for a FIFO after the first check cannot block either.
 pub fn read_config(path: &Path) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|e| ConfigError {
-        file: path.to_path_buf(),
-        line: None,
-        key: None,
-        message: format!("cannot read: {e}"),
-    })
+    let error = |message: String| ConfigError { file: path.to_path_buf(), line: None, key: None, message };
+    let cannot_read = |e: std::io::Error| error(format!("cannot read: {e}"));
+    let not_regular = |kind: &str| error(format!("is {kind}, not a regular file; a config must be a file"));
+    let kind = std::fs::metadata(path).map_err(cannot_read)?.file_type();
+    if !kind.is_file() {
+        return Err(not_regular(file_kind(kind)));
+    }
+    let file = open_nonblocking(path).map_err(cannot_read)?;
+    let kind = file.metadata().map_err(cannot_read)?.file_type();
+    if !kind.is_file() {
+        return Err(not_regular(file_kind(kind)));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes).map_err(cannot_read)?;
+    if bytes.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(error(format!("is larger than {} KiB; a config is a few kilobytes", MAX_CONFIG_BYTES >> 10)));
+    }
+    String::from_utf8(bytes).map_err(|e| error(format!("is not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
+}
+
+/// Opens `path` for reading without waiting for a FIFO's writer.
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // It changes nothing for a regular file.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    options.open(path)
+}
+
+/// What a non-regular file is, for messages.
+fn file_kind(kind: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_char_device() || kind.is_block_device() {
+            return "a device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    if kind.is_dir() { "a directory" } else { "a special file" }
 }
 
 /// Deserializes YAML (every Bauxite config: profiles, the bridge's) into `T`; an error
@@ -94,28 +148,45 @@ fn validation_error(e: ProfileError, text: &str, file: &Path) -> ConfigError {
 /// Finds the line of `key` (a dotted path such as `rules[2].lane`) in YAML text.
 ///
 /// The YAML parser keeps no positions once a document is deserialized, so checks that
-/// span several keys find their line again here: the first line after the top-level
-/// section that writes the leaf key (with `value`, when given).
+/// span several keys find their line again here: the line that writes the leaf key
+/// inside the top-level section (inside its n-th list item for `section[n]`),
+/// preferably with `value`.
 fn locate(text: &str, key: &str, value: Option<&str>) -> Option<usize> {
     let top = key.split(['.', '[']).next()?;
     let leaf = key.rsplit('.').next()?.split('[').next()?;
-    let index: usize =
-        key.split_once('[').and_then(|(_, rest)| rest.split(']').next()).and_then(|i| i.parse().ok()).unwrap_or(0);
     let lines: Vec<&str> = text.lines().collect();
     let section = lines.iter().position(|l| l.starts_with(&format!("{top}:")))?;
     if leaf == top && value.is_none() {
         return Some(section + 1);
     }
-    let writes_leaf = |line: &str| {
+    let end = (section + 1..lines.len())
+        .find(|&i| lines[i].starts_with(|c: char| !c.is_whitespace() && c != '-' && c != '#'))
+        .unwrap_or(lines.len());
+    let index = key.split_once('[').and_then(|(_, rest)| rest.split(']').next()).and_then(|i| i.parse().ok());
+    let (from, to) = index.and_then(|n| list_item(&lines, section, end, n)).unwrap_or((section, end));
+    let writes_leaf = |line: &str, value: Option<&str>| {
         let Some(pos) = line.find(&format!("{leaf}:")) else { return false };
         let before = line[..pos].chars().last();
         let at_key_start = matches!(before, None | Some(' ' | '{' | ',' | '-'));
         let after = line[pos + leaf.len() + 1..].trim_start().trim_start_matches(['"', '\'']);
         at_key_start && value.is_none_or(|v| after.starts_with(v))
     };
-    let hits: Vec<usize> = (section..lines.len()).filter(|&i| writes_leaf(lines[i])).collect();
-    // Several hits with a value: the n-th list item is the best guess; else the first.
-    hits.get(if value.is_some() { 0 } else { index }).or(hits.first()).map(|i| i + 1)
+    // With the value first (the same key may appear on several lines), then without
+    // (the value may be written differently from how it prints, `1e-3` for `0.001`).
+    [value, None].into_iter().find_map(|v| (from..to).find(|&i| writes_leaf(lines[i], v))).map(|i| i + 1)
+}
+
+/// The lines `[first, end)` of the `n`-th item (from 0) of the YAML list between
+/// `section` and `end`: items are the lines that start with `- ` at the indentation
+/// of the first one.
+fn list_item(lines: &[&str], section: usize, end: usize, n: usize) -> Option<(usize, usize)> {
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let is_item = |l: &str| l.trim_start().starts_with("- ") || l.trim() == "-";
+    let first = (section..end).find(|&i| is_item(lines[i]))?;
+    let width = indent(lines[first]);
+    let items: Vec<usize> = (first..end).filter(|&i| is_item(lines[i]) && indent(lines[i]) == width).collect();
+    let start = *items.get(n)?;
+    Some((start, items.get(n + 1).copied().unwrap_or(end)))
 }
 
 #[cfg(test)]
@@ -134,7 +205,7 @@ rules:
 default_lane: bulk
 ";
 
-    fn parse(text: &str) -> Result<Profile, ConfigError> {
+    fn parse(text: &str) -> Result<ValidatedProfile, ConfigError> {
         parse_profile(text, Path::new("bx.yaml"))
     }
 
@@ -182,7 +253,65 @@ default_lane: bulk
         for name in crate::profile::BUILTIN_PROFILES {
             let p = Profile::builtin(name).unwrap();
             let text = serde_yaml_ng::to_string(&p).unwrap();
-            assert_eq!(parse(&text).unwrap(), p, "{text}");
+            assert_eq!(parse(&text).unwrap().profile(), &p, "{text}");
         }
+    }
+
+    /// Issue 10 #3: out-of-range numbers are found on their line, in the right list
+    /// item, even when written differently from how they print.
+    #[test]
+    fn an_out_of_range_number_names_its_line_and_key() {
+        let text = GOOD.replace("{name: bulk, share: 0.5,", "{name: bulk, share: 1e-300,");
+        let e = parse(&text).unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(5), Some("lanes[1].share")), "{e}");
+        let text = GOOD.replace("{name: bulk, share: 0.5,", "{name: bulk, share: 0.5, queue_limit: 4294967295,");
+        let e = parse(&text).unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(5), Some("lanes[1].queue_limit")), "{e}");
+        let text = GOOD.replace("rate: 2mbit", "rate: 1bit");
+        let e = parse(&text).unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(2), Some("rate")), "{e}");
+        assert!(e.to_string().starts_with("bx.yaml:2: `rate`: 1bit is not between 64kbit and 100gbit"), "{e}");
+        let block = GOOD.replace(
+            "  - {name: critical, share: 0.3}\n  - {name: bulk, share: 0.5, drop_when_congested: true}",
+            "- name: critical\n  share: 0.3\n- name: bulk\n  drop_when_congested: true\n  share: 0.00001",
+        );
+        let e = parse(&block).unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(8), Some("lanes[1].share")), "{block}\n{e}");
+    }
+
+    fn scratch(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("bx-config-{}-{name}", std::process::id()))
+    }
+
+    /// Issue 10 #9: `--config /dev/zero` grew to 3.9 GB and a FIFO blocked forever.
+    #[test]
+    fn only_regular_files_of_bounded_size_are_read() {
+        let e = read_config(Path::new("/dev/zero")).unwrap_err();
+        assert!(e.message.contains("a device, not a regular file"), "{e}");
+        let e = read_config(Path::new("/tmp")).unwrap_err();
+        assert!(e.message.contains("a directory"), "{e}");
+
+        let fifo = scratch("fifo");
+        let status = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(status.success());
+        // No writer ever opens the FIFO: a blocking read would hang this test.
+        let e = read_config(&fifo).unwrap_err();
+        std::fs::remove_file(&fifo).unwrap();
+        assert!(e.message.contains("a FIFO, not a regular file"), "{e}");
+
+        let big = scratch("big.yaml");
+        std::fs::write(&big, vec![b'#'; MAX_CONFIG_BYTES as usize + 1]).unwrap();
+        let e = read_config(&big).unwrap_err();
+        std::fs::write(&big, vec![b'#'; MAX_CONFIG_BYTES as usize]).unwrap();
+        let at_limit = read_config(&big);
+        std::fs::remove_file(&big).unwrap();
+        assert!(e.message.contains("larger than 1024 KiB"), "{e}");
+        assert_eq!(at_limit.unwrap().len(), MAX_CONFIG_BYTES as usize);
+
+        let link = scratch("link.yaml");
+        std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+        let e = read_config(&link).unwrap_err();
+        std::fs::remove_file(&link).unwrap();
+        assert!(e.message.contains("a device"), "{e}");
     }
 }

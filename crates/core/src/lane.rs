@@ -5,9 +5,11 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// The most lanes a profile may have; the kernel maps are sized for this.
+/// The most lanes a profile may have; the kernel maps are sized for this
+/// (`bauxite-ebpf`'s copy is asserted equal in `bauxite-shaper`, which sees both).
 pub const MAX_LANES: usize = 8;
-/// The most rules a profile may have; the kernel rule table is sized for this.
+/// The most rules a profile may have; the kernel rule table is sized for this
+/// (asserted equal to `bauxite-ebpf`'s in `bauxite-shaper`).
 pub const MAX_RULES: usize = 64;
 
 /// A traffic class with its policy. A profile's lanes are ordered: the first is
@@ -17,7 +19,8 @@ pub const MAX_RULES: usize = 64;
 pub struct Lane {
     /// The lane's name, e.g. `critical`.
     pub name: String,
-    /// The fraction of the link rate guaranteed to this lane (0 < share ≤ 1).
+    /// The fraction of the link rate guaranteed to this lane, from
+    /// [`MIN_SHARE`](crate::validate::MIN_SHARE) to 1.
     /// Every lane may borrow up to the full link rate when others are idle.
     pub share: f64,
     /// DSCP written into every packet of this lane, if any.
@@ -26,7 +29,8 @@ pub struct Lane {
     /// Whether this lane is discarded early while the link is congested.
     #[serde(default)]
     pub drop_when_congested: bool,
-    /// The bound of this lane's queue at the bottleneck, in packets.
+    /// The bound of this lane's queue at the bottleneck, in packets, from 1 to
+    /// [`MAX_QUEUE_LIMIT`](crate::validate::MAX_QUEUE_LIMIT).
     #[serde(default = "default_queue_limit")]
     pub queue_limit: u32,
 }

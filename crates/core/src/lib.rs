@@ -4,22 +4,26 @@
 //! ([`link`]) the emulator and the simulator share, and the one random generator
 //! ([`rng`]).
 //!
-//! No I/O beyond reading a config file, no async runtime: the simulator, the shaper
-//! and the bridge all build on this.
+//! No I/O beyond reading a config file and checking an output directory, no async
+//! runtime: the simulator, the shaper and the bridge all build on this.
 #![deny(missing_docs)]
 
 pub mod config;
 pub mod lane;
 pub mod link;
+pub mod out_dir;
 pub mod profile;
 pub mod rng;
 pub mod stats;
 pub mod units;
+pub mod validate;
 
-pub use config::{ConfigError, load_profile, parse_profile, parse_yaml, read_config};
+pub use config::{ConfigError, MAX_CONFIG_BYTES, load_profile, parse_profile, parse_yaml, read_config};
 pub use lane::{Dscp, Lane, MAX_LANES, MAX_RULES, Match, PortRange, PortSide, Protocol, Rule};
+pub use out_dir::{OutDirError, ensure_writable_dir};
 pub use profile::{
     AutoRatePolicy, BUILTIN_PROFILES, CongestionPolicy, DEFAULT_REFLECTOR_PORT, EarlyDropPolicy, Profile, ProfileError,
     RateSetting, Targets,
 };
 pub use units::{BitRate, UnitError, format_duration, parse_duration};
+pub use validate::ValidatedProfile;

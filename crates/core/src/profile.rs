@@ -1,13 +1,12 @@
 //! Profiles: lanes + rules + the policies of the congested state, early drop and link rate.
 
-use std::collections::HashSet;
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::lane::{Dscp, Lane, MAX_LANES, MAX_RULES, Match, PortRange, PortSide, Protocol, Rule};
+use crate::lane::{Dscp, Lane, Match, PortRange, PortSide, Protocol, Rule};
 use crate::units::{BitRate, duration_text};
 
 /// A complete shaping profile. Lanes are ordered from most to least urgent.
@@ -260,7 +259,7 @@ pub struct ProfileError {
 }
 
 impl ProfileError {
-    fn new(key: impl Into<String>, value: Option<String>, message: impl Into<String>) -> Self {
+    pub(crate) fn new(key: impl Into<String>, value: Option<String>, message: impl Into<String>) -> Self {
         Self { key: key.into(), value, message: message.into() }
     }
 }
@@ -364,179 +363,6 @@ impl Profile {
     pub fn lane_index(&self, name: &str) -> Option<usize> {
         self.lanes.iter().position(|l| l.name == name)
     }
-
-    /// Checks everything a deserializer cannot: references between keys, ranges, limits.
-    pub fn validate(&self) -> Result<(), ProfileError> {
-        if self.lanes.is_empty() {
-            return Err(ProfileError::new("lanes", None, "a profile needs at least one lane"));
-        }
-        if self.lanes.len() > MAX_LANES {
-            return Err(ProfileError::new(
-                "lanes",
-                None,
-                format!("{} lanes given, at most {MAX_LANES}", self.lanes.len()),
-            ));
-        }
-        let mut names = HashSet::new();
-        let mut total_share = 0.0;
-        for (i, lane) in self.lanes.iter().enumerate() {
-            let key = |k: &str| format!("lanes[{i}].{k}");
-            let valid_name = !lane.name.is_empty()
-                && lane.name.len() <= 32
-                && lane.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-            if !valid_name {
-                return Err(ProfileError::new(
-                    key("name"),
-                    Some(lane.name.clone()),
-                    "lane names are 1 to 32 letters, digits, `_` or `-`",
-                ));
-            }
-            if !names.insert(lane.name.as_str()) {
-                return Err(ProfileError::new(
-                    key("name"),
-                    Some(lane.name.clone()),
-                    format!("lane `{}` is defined twice", lane.name),
-                ));
-            }
-            if !(lane.share > 0.0 && lane.share <= 1.0) {
-                return Err(ProfileError::new(
-                    key("share"),
-                    Some(lane.share.to_string()),
-                    format!("share {} is not in (0, 1]", lane.share),
-                ));
-            }
-            if lane.queue_limit == 0 {
-                return Err(ProfileError::new(
-                    key("queue_limit"),
-                    Some("0".into()),
-                    "a lane's queue must hold at least one packet",
-                ));
-            }
-            total_share += lane.share;
-        }
-        if total_share > 1.0 + 1e-9 {
-            return Err(ProfileError::new(
-                "lanes",
-                None,
-                format!("lane shares add up to {total_share:.3}; the guaranteed shares cannot exceed the link (1.0)"),
-            ));
-        }
-        if self.rules.len() > MAX_RULES {
-            return Err(ProfileError::new(
-                "rules",
-                None,
-                format!("{} rules given, at most {MAX_RULES}", self.rules.len()),
-            ));
-        }
-        for (i, rule) in self.rules.iter().enumerate() {
-            if self.lane_index(&rule.lane).is_none() {
-                return Err(ProfileError::new(
-                    format!("rules[{i}].lane"),
-                    Some(rule.lane.clone()),
-                    format!("no lane is called `{}`", rule.lane),
-                ));
-            }
-        }
-        if self.lane_index(&self.default_lane).is_none() {
-            return Err(ProfileError::new(
-                "default_lane",
-                Some(self.default_lane.clone()),
-                format!("no lane is called `{}`", self.default_lane),
-            ));
-        }
-        let ed = &self.early_drop;
-        for (k, v) in [("early_drop.alpha", ed.alpha), ("early_drop.beta", ed.beta)] {
-            if !(v.is_finite() && v >= 0.0) {
-                return Err(ProfileError::new(k, Some(v.to_string()), "must be a non-negative number"));
-            }
-        }
-        let bounded = [
-            (
-                "congestion.poll_interval",
-                self.congestion.poll_interval,
-                Duration::from_millis(1),
-                Duration::from_millis(100),
-            ),
-            ("congestion.enter_delay", self.congestion.enter_delay, Duration::ZERO, Duration::from_secs(10)),
-            ("congestion.exit_hold", self.congestion.exit_hold, Duration::ZERO, Duration::from_secs(600)),
-            ("early_drop.target", self.early_drop.target, Duration::ZERO, Duration::from_secs(10)),
-            (
-                "early_drop.update_interval",
-                self.early_drop.update_interval,
-                Duration::from_millis(1),
-                Duration::from_secs(1),
-            ),
-            ("early_drop.max_burst", self.early_drop.max_burst, Duration::ZERO, Duration::from_secs(10)),
-            (
-                "auto_rate.probe_interval",
-                self.auto_rate.probe_interval,
-                Duration::from_millis(1),
-                Duration::from_secs(1),
-            ),
-            ("auto_rate.delay_threshold", self.auto_rate.delay_threshold, Duration::ZERO, Duration::from_secs(10)),
-            ("auto_rate.decrease_holdoff", self.auto_rate.decrease_holdoff, Duration::ZERO, Duration::from_secs(60)),
-            ("auto_rate.ceiling_hold", self.auto_rate.ceiling_hold, Duration::ZERO, Duration::from_secs(3600)),
-        ];
-        for (key, value, min, max) in bounded {
-            if value < min || value > max {
-                return Err(ProfileError::new(
-                    key,
-                    Some(crate::units::format_duration(value)),
-                    format!(
-                        "must lie between {} and {} (the daemon's 1 s lease and its control loop need it)",
-                        crate::units::format_duration(min.max(Duration::from_nanos(1))),
-                        crate::units::format_duration(max)
-                    ),
-                ));
-            }
-        }
-        let loss = self.targets.critical_loss_pct;
-        if !(0.0..=100.0).contains(&loss) {
-            return Err(ProfileError::new(
-                "targets.critical_loss_pct",
-                Some(loss.to_string()),
-                "must be a percentage between 0 and 100",
-            ));
-        }
-        let ar = &self.auto_rate;
-        if ar.min_rate > ar.max_rate {
-            return Err(ProfileError::new(
-                "auto_rate.min_rate",
-                Some(ar.min_rate.to_string()),
-                "is above auto_rate.max_rate",
-            ));
-        }
-        if !(ar.min_rate..=ar.max_rate).contains(&ar.base_rate) {
-            return Err(ProfileError::new(
-                "auto_rate.base_rate",
-                Some(ar.base_rate.to_string()),
-                "must lie between auto_rate.min_rate and auto_rate.max_rate",
-            ));
-        }
-        for (k, v, lo, hi) in [
-            ("auto_rate.decrease_factor", ar.decrease_factor, 0.0, 1.0),
-            ("auto_rate.increase_factor", ar.increase_factor, 1.0, 2.0),
-            ("headroom", self.headroom, 0.0, 1.0),
-            ("auto_rate.load_threshold", ar.load_threshold, 0.0, 1.0),
-        ] {
-            if !(v > lo && v <= hi) {
-                return Err(ProfileError::new(k, Some(v.to_string()), format!("must be in ({lo}, {hi}]")));
-            }
-        }
-        if self.rate == RateSetting::Auto && ar.reflector.is_none() {
-            return Err(ProfileError::new(
-                "auto_rate.reflector",
-                None,
-                "`rate: auto` needs the address of a reflector (`bauxite reflect` on the far side), e.g. 10.0.0.2:7399",
-            ));
-        }
-        if let Some(r) = &ar.reflector
-            && r.parse::<std::net::SocketAddr>().is_err()
-        {
-            return Err(ProfileError::new("auto_rate.reflector", Some(r.clone()), format!("`{r}` is not ADDR:PORT")));
-        }
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -562,30 +388,5 @@ mod tests {
             [dscp_of("control"), dscp_of("status"), dscp_of("telemetry"), dscp_of("bulk")],
             [Some(36), Some(38), Some(34), Some(8)]
         );
-    }
-
-    #[test]
-    fn validation_names_the_key() {
-        let mut p = Profile::robot();
-        p.rules[1].lane = "nonesuch".into();
-        assert_eq!(p.validate().unwrap_err().key, "rules[1].lane");
-
-        let mut p = Profile::robot();
-        p.lanes[0].share = 0.9;
-        assert!(p.validate().unwrap_err().message.contains("add up"));
-
-        let mut p = Profile::robot();
-        p.lanes[1].name = "critical".into();
-        assert_eq!(p.validate().unwrap_err().key, "lanes[1].name");
-
-        let mut p = Profile::robot();
-        p.congestion.poll_interval = Duration::from_secs(2);
-        assert_eq!(p.validate().unwrap_err().key, "congestion.poll_interval");
-
-        let mut p = Profile::robot();
-        p.rate = RateSetting::Auto;
-        assert_eq!(p.validate().unwrap_err().key, "auto_rate.reflector");
-        p.auto_rate.reflector = Some("10.0.0.2:7399".into());
-        p.validate().unwrap();
     }
 }

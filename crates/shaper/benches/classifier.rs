@@ -5,14 +5,14 @@
 //!
 //! Run as root: `cargo bench -p bauxite-shaper --bench classifier`.
 
-use bauxite_core::{Dscp, Match, PortRange, PortSide, Profile, Protocol, Rule};
+use bauxite_core::{Dscp, Match, PortRange, PortSide, Profile, Protocol, Rule, ValidatedProfile};
 use bauxite_ebpf::craft::{FrameSpec, TCP, UDP, V6_DEST_OPTS, V6_HOP_BY_HOP};
 use bauxite_ebpf::{Control, Datapath, monotonic_ns};
 use bauxite_shaper::plan::{lane_policy, rule_set};
 
 const REPEAT: u32 = 2_000_000;
 
-fn datapath(profile: &Profile, live: bool) -> Datapath {
+fn datapath(profile: &ValidatedProfile, live: bool) -> Datapath {
     let mut dp = Datapath::load().expect("load the programs (are you root?)");
     dp.maps.set_rules(&rule_set(profile)).unwrap();
     for i in 0..profile.lanes.len() {
@@ -35,7 +35,7 @@ fn main() {
         eprintln!("classifier benchmark: needs root (BPF_PROG_TEST_RUN); skipped");
         return;
     }
-    let robot = Profile::robot();
+    let robot = Profile::robot().validate().expect("the built-in profile");
     let udp = |dport| FrameSpec { protocol: UDP, sport: 40000, dport, payload: 64, ..Default::default() };
     let video =
         FrameSpec { protocol: TCP, sport: 40000, dport: 8080, tcp_flags: 0x10, payload: 1448, ..Default::default() };
@@ -53,6 +53,7 @@ fn main() {
         })
         .chain([Rule { lane: "critical".into(), matches: Match::Dscp(Dscp::EF) }])
         .collect();
+    let full = full.validate().expect("64 rules fit");
 
     let baseline = cost(&mut datapath(&robot, false), &udp(7400).build());
     let mut live = datapath(&robot, true);

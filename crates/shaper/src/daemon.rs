@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use std::net::SocketAddr;
 use std::sync::mpsc::Receiver;
 
-use bauxite_core::{BitRate, Match, PortRange, PortSide, Profile, Protocol, RateSetting, Rule};
+use bauxite_core::{BitRate, Match, PortRange, PortSide, Protocol, RateSetting, ValidatedProfile};
 use bauxite_ebpf::{Control, Datapath, LaneStats, TcAttachMode, monotonic_ns};
 use tracing::{debug, info, warn};
 
@@ -26,8 +26,8 @@ use crate::tc::{self, HTB_MAJOR, Netns, classid};
 pub struct UpOptions {
     /// The egress interface toward the bottleneck.
     pub iface: String,
-    /// The profile (validated by `up`).
-    pub profile: Profile,
+    /// The profile.
+    pub profile: ValidatedProfile,
     /// An ingress interface for the XDP gateway program (forwarding boxes).
     pub gateway_iface: Option<String>,
     /// How long the kernel programs keep obeying a daemon that stopped renewing
@@ -37,7 +37,7 @@ pub struct UpOptions {
 
 impl UpOptions {
     /// Options for `profile` on `iface` with the default lease.
-    pub fn new(iface: impl Into<String>, profile: Profile) -> Self {
+    pub fn new(iface: impl Into<String>, profile: ValidatedProfile) -> Self {
         Self { iface: iface.into(), profile, gateway_iface: None, lease: Duration::from_secs(1) }
     }
 }
@@ -119,7 +119,6 @@ impl Drop for Installed {
 pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperError> {
     require_root("`bauxite up` attaches eBPF programs and qdiscs")?;
     let UpOptions { iface, mut profile, gateway_iface, lease } = options;
-    profile.validate().map_err(ShaperError::Profile)?;
     let reflector = match profile.rate {
         RateSetting::Auto => Some(with_probe_rule(&mut profile)?),
         RateSetting::Fixed(_) => None,
@@ -394,20 +393,11 @@ struct AutoRate {
 
 /// Puts the auto-rate probes in the most urgent lane, ahead of every other rule, so
 /// that they measure the link's queue and not Bauxite's; returns the reflector.
-fn with_probe_rule(profile: &mut Profile) -> Result<SocketAddr, ShaperError> {
-    let addr: SocketAddr = profile
-        .auto_rate
-        .reflector
-        .as_deref()
-        .and_then(|r| r.parse().ok())
-        .expect("validated: rate auto has a reflector address");
+fn with_probe_rule(profile: &mut ValidatedProfile) -> Result<SocketAddr, ShaperError> {
+    let addr = profile.reflector().expect("validated: rate auto has a reflector address");
     let ports = PortRange { first: addr.port(), last: addr.port() };
-    let probe_rule = Rule {
-        lane: profile.lanes[0].name.clone(),
-        matches: Match::Port { protocol: Protocol::Udp, ports, side: PortSide::Dst },
-    };
-    profile.rules.insert(0, probe_rule);
-    profile.validate().map_err(ShaperError::Profile)?;
+    let probe = Match::Port { protocol: Protocol::Udp, ports, side: PortSide::Dst };
+    profile.prepend_rule(0, probe).map_err(ShaperError::Profile)?;
     Ok(addr)
 }
 

@@ -1,8 +1,14 @@
 //! What a profile becomes on an interface: an HTB tree and the classifier's tables.
 
-use bauxite_core::{BitRate, Match, PortSide, Profile};
+use bauxite_core::{BitRate, Match, PortSide, Profile, ValidatedProfile};
 use bauxite_ebpf::maps::{RULE_DSCP, RULE_PORT, SIDE_DST, SIDE_SRC};
 use bauxite_ebpf::{LanePolicy, Rule, RuleSet};
+
+// Core bounds a profile by these; the kernel maps (and their mirrors in
+// `bauxite-ebpf`, checked against the C header at build time) are sized by them.
+// The shaper is where both are visible, so the two are tied here.
+const _: () = assert!(bauxite_core::MAX_LANES == bauxite_ebpf::MAX_LANES, "core and ebpf disagree on MAX_LANES");
+const _: () = assert!(bauxite_core::MAX_RULES == bauxite_ebpf::MAX_RULES, "core and ebpf disagree on MAX_RULES");
 
 use crate::tc::{FIRST_LANE_MINOR, HTB_MAJOR, HtbLeaf, HtbTree, classid};
 
@@ -29,13 +35,16 @@ pub fn htb_tree(profile: &Profile, iface: &str, rate: BitRate) -> HtbTree {
     HtbTree { iface: iface.to_string(), rate, leaves }
 }
 
-/// The classifier's rule table for `profile` (which must be valid).
-pub fn rule_set(profile: &Profile) -> RuleSet {
-    let lane = |name: &str| profile.lane_index(name).expect("validated profile") as u32;
-    let mut set =
-        RuleSet { count: profile.rules.len() as u32, default_lane: lane(&profile.default_lane), ..Default::default() };
-    for (slot, rule) in set.rules.iter_mut().zip(&profile.rules) {
-        *slot = match rule.matches {
+/// The classifier's rule table for `profile`.
+pub fn rule_set(profile: &ValidatedProfile) -> RuleSet {
+    let mut set = RuleSet {
+        count: profile.rules.len() as u32,
+        default_lane: profile.default_lane_index() as u32,
+        ..Default::default()
+    };
+    for (slot, (lane, matches)) in set.rules.iter_mut().zip(profile.resolved_rules()) {
+        let lane = lane as u32;
+        *slot = match *matches {
             Match::Port { protocol, ports, side } => Rule {
                 port_first: ports.first,
                 port_last: ports.last,
@@ -47,9 +56,9 @@ pub fn rule_set(profile: &Profile) -> RuleSet {
                     PortSide::Either => SIDE_DST | SIDE_SRC,
                 },
                 dscp: 0,
-                lane: lane(&rule.lane),
+                lane,
             },
-            Match::Dscp(d) => Rule { kind: RULE_DSCP, dscp: d.value(), lane: lane(&rule.lane), ..Default::default() },
+            Match::Dscp(d) => Rule { kind: RULE_DSCP, dscp: d.value(), lane, ..Default::default() },
         };
     }
     set
@@ -86,7 +95,7 @@ mod tests {
         assert!(tree.leaves.iter().all(|l| l.ceil.bps() == 1_500_000));
         assert_eq!(tree.leaves.iter().map(|l| l.prio).collect::<Vec<_>>(), [0, 1, 2]);
 
-        let rules = rule_set(&p);
+        let rules = rule_set(&p.clone().validate().unwrap());
         assert_eq!((rules.count, rules.default_lane), (3, 1));
         assert_eq!((rules.rules[0].port_first, rules.rules[0].port_last, rules.rules[0].ip_proto), (7400, 7401, 17));
         assert_eq!((rules.rules[2].port_first, rules.rules[2].ip_proto, rules.rules[2].lane), (8080, 6, 2));
@@ -100,7 +109,7 @@ mod tests {
     fn dscp_rules_and_marks_carry_over() {
         let mut p = Profile::orchestrator();
         p.lanes[0].dscp_mark = bauxite_core::Dscp::new(46);
-        let rules = rule_set(&p);
+        let rules = rule_set(&p.clone().validate().unwrap());
         assert_eq!((rules.rules[0].kind, rules.rules[0].dscp, rules.rules[0].lane), (RULE_DSCP, 36, 0));
         let lane = lane_policy(&p, 0);
         assert_eq!((lane.mark_dscp, lane.dscp), (1, 46));

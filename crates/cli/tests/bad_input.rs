@@ -1,0 +1,98 @@
+//! Hostile and mistaken input (issue 10 #3, #9, #10): refused early, clearly, with
+//! nothing left behind and nothing hanging.
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a refusal may take. The checks are a `stat` and a parse; what they
+/// guard against (a FIFO with no writer, `/dev/zero`) blocks or grows forever, so a
+/// bound ten times any plausible delay on a loaded 2-core machine tells the two apart
+/// without ever failing on a slow run.
+const REFUSAL_BOUND: Duration = Duration::from_secs(10);
+
+fn scratch(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("bauxite-bad-input-{name}-{}", std::process::id()))
+}
+
+/// Runs bauxite; kills it and fails the test if it does not end within [`REFUSAL_BOUND`].
+fn bauxite(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bauxite"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run bauxite");
+    let began = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if began.elapsed() > REFUSAL_BOUND {
+            child.kill().expect("kill");
+            child.wait().expect("reap");
+            panic!("bauxite {args:?} still ran after {REFUSAL_BOUND:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
+    child.stdout.take().unwrap().read_to_end(&mut stdout).unwrap();
+    child.stderr.take().unwrap().read_to_end(&mut stderr).unwrap();
+    Output { status, stdout, stderr }
+}
+
+fn refused(args: &[&str]) -> String {
+    let out = bauxite(args);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "bauxite {args:?} succeeded: {stderr}");
+    stderr
+}
+
+/// Removes a path when dropped, so a failed assertion leaves nothing behind.
+struct Remove(PathBuf);
+
+impl Drop for Remove {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Issue 10 #9: `up --config /dev/zero` grew to 3.9 GB of memory.
+#[test]
+fn up_refuses_a_device_as_config() {
+    let stderr = refused(&["up", "--iface", "lo", "--config", "/dev/zero"]);
+    assert!(stderr.contains("/dev/zero: is a device, not a regular file"), "{stderr}");
+}
+
+/// Issue 10 #9: `up --config FIFO` blocked forever in `open`, waiting for a writer.
+#[test]
+fn up_refuses_a_fifo_as_config() {
+    let fifo = scratch("fifo");
+    let _cleanup = Remove(fifo.clone());
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let stderr = refused(&["up", "--iface", "lo", "--config", fifo.to_str().unwrap()]);
+    assert!(stderr.contains("is a FIFO, not a regular file"), "{stderr}");
+}
+
+/// Issue 10 #3: `rate: 1bit` passed validation and failed inside `tc -batch` with no
+/// file, line or key.
+#[test]
+fn up_names_the_file_line_and_key_of_an_out_of_range_number() {
+    let config = scratch("profile.yaml");
+    let _cleanup = Remove(config.clone());
+    let text = "name: t\nrate: 2mbit\nlanes:\n  - {name: a, share: 0.3}\n  - {name: b, share: 0.5, queue_limit: 4294967295}\nrules: []\ndefault_lane: a\n";
+    std::fs::write(&config, text).unwrap();
+    let stderr = refused(&["up", "--iface", "lo", "--config", config.to_str().unwrap()]);
+    let expected = format!("{}:5: `lanes[1].queue_limit`: 4294967295 is not between 1 and 10240", config.display());
+    assert!(stderr.contains(&expected), "{stderr}");
+
+    std::fs::write(&config, text.replace("rate: 2mbit", "rate: 1bit").replace("4294967295", "64")).unwrap();
+    let stderr = refused(&["up", "--iface", "lo", "--config", config.to_str().unwrap()]);
+    assert!(stderr.contains(&format!("{}:2: `rate`: 1bit is not between", config.display())), "{stderr}");
+
+    let stderr = refused(&["up", "--iface", "lo", "--rate", "1bit"]);
+    assert!(stderr.contains("--rate: rate: 1bit is not between 64kbit and 100gbit"), "{stderr}");
+}

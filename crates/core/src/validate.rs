@@ -1,0 +1,557 @@
+//! Checking a [`Profile`] once, into a [`ValidatedProfile`] whose lane references are
+//! resolved to indices, and the bounds every number of a profile must lie within.
+//!
+//! Every number a profile holds is bounded on both sides. A value outside what
+//! `tc`, HTB or the kernel accept would pass here and then fail inside `tc -batch`
+//! with no file, line or key; a value the kernel accepts but no robot link needs
+//! (a 4-billion-packet queue) would let one config exhaust the robot's memory.
+
+use std::collections::HashSet;
+use std::fmt::Display;
+use std::net::SocketAddr;
+use std::ops::{Deref, RangeInclusive};
+use std::time::Duration;
+
+use serde::{Serialize, Serializer};
+
+use crate::lane::{Lane, MAX_LANES, MAX_RULES, Match, Rule};
+use crate::profile::{AutoRatePolicy, CongestionPolicy, EarlyDropPolicy, Profile, ProfileError, RateSetting, Targets};
+use crate::units::{BitRate, format_duration};
+
+/// The slowest link a profile may shape: 64 kbit/s, the default air rate of the SiK
+/// telemetry radios robots carry, and about the slowest link that carries IP control
+/// traffic at all (one 1500-byte frame already takes 188 ms). With
+/// [`MIN_HEADROOM`] and [`MIN_SHARE`] the smallest guaranteed lane rate is
+/// 64 000 × 0.5 × 0.01 = 320 bit/s, well above the 8 bit/s (1 byte/s) floor of
+/// `tc`, which refuses `rate 1bit` as a zero byte rate.
+pub const MIN_LINK_RATE: BitRate = BitRate::from_bps(64_000);
+/// The fastest link a profile may shape: 100 Gbit/s, the rate of the HTB tree's
+/// pass-through class; a lane shaped faster than it would shape nothing. Robot
+/// links top out at 10 Gbit/s (a tethered wired link).
+pub const MAX_LINK_RATE: BitRate = BitRate::from_bps(100_000_000_000);
+/// The smallest headroom: shaping under half the link wastes more of it than a
+/// modem's queue costs the critical lane.
+pub const MIN_HEADROOM: f64 = 0.5;
+/// The smallest share a lane may be guaranteed (1 %): smaller lanes belong merged
+/// into another; see [`MIN_LINK_RATE`] for the rate it gives on the slowest link.
+pub const MIN_SHARE: f64 = 0.01;
+/// The longest lane queue, in packets: 10 240 is fq_codel's default limit, the
+/// longest queue the kernel sets up on its own. Bauxite sets `gso_max_size` to the
+/// MTU, so at 1500 bytes a full lane holds 15 MB; the 4 294 967 295 a `u32` allows
+/// let one lane queue a gigabyte.
+pub const MAX_QUEUE_LIMIT: u32 = 10_240;
+/// The longest queue delay a threshold or target may name: 10 s. Control traffic
+/// delayed that long has timed out at every robot stack, so a larger threshold
+/// never triggers on anything that still matters.
+pub const MAX_QUEUE_DELAY: Duration = Duration::from_secs(10);
+/// The largest PIE `alpha` and `beta`: 2 per second, the top of Linux `sch_pie`'s
+/// range (0 to 32, in sixteenths); RFC 8033's defaults are 0.125 and 1.25.
+pub const MAX_PIE_GAIN: f64 = 2.0;
+/// The longest a profile name may be (it appears in logs and status lines).
+pub const MAX_NAME_LEN: usize = 64;
+
+const MS: Duration = Duration::from_millis(1);
+const SEC: Duration = Duration::from_secs(1);
+
+/// A profile that passed [`Profile::validate`]: the only way to get one, so whoever
+/// holds one (the shaper, the demo) need not check it again. Rules and the default
+/// lane are resolved to lane indices, and the reflector to an address.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ValidatedProfile {
+    profile: Profile,
+    rule_lanes: Vec<usize>,
+    default_lane: usize,
+    reflector: Option<SocketAddr>,
+}
+
+impl Deref for ValidatedProfile {
+    type Target = Profile;
+
+    fn deref(&self) -> &Profile {
+        &self.profile
+    }
+}
+
+impl Serialize for ValidatedProfile {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.profile.serialize(s)
+    }
+}
+
+impl ValidatedProfile {
+    /// The profile itself.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// The profile, to change and validate again.
+    pub fn into_profile(self) -> Profile {
+        self.profile
+    }
+
+    /// The lane index of rule `rule` (as `rules[rule]` lists it).
+    pub fn rule_lane(&self, rule: usize) -> usize {
+        self.rule_lanes[rule]
+    }
+
+    /// Every rule with the index of its lane, first match first.
+    pub fn resolved_rules(&self) -> impl Iterator<Item = (usize, &Match)> {
+        self.rule_lanes.iter().copied().zip(self.profile.rules.iter().map(|r| &r.matches))
+    }
+
+    /// The index of the lane of packets no rule matches.
+    pub fn default_lane_index(&self) -> usize {
+        self.default_lane
+    }
+
+    /// The reflector of `rate: auto` (`auto_rate.reflector`), if one is configured.
+    pub fn reflector(&self) -> Option<SocketAddr> {
+        self.reflector
+    }
+
+    /// This profile with another link rate (the command line's `--rate`): only the
+    /// rate is checked again.
+    pub fn with_rate(mut self, rate: RateSetting) -> Result<Self, ProfileError> {
+        check_rate(rate, self.reflector)?;
+        self.profile.rate = rate;
+        Ok(self)
+    }
+
+    /// Puts a rule sending `matches` to lane `lane` ahead of every other rule (the
+    /// daemon's rate probes); only the rule count is checked again.
+    ///
+    /// # Panics
+    /// If `lane` is not a lane index of this profile.
+    pub fn prepend_rule(&mut self, lane: usize, matches: Match) -> Result<(), ProfileError> {
+        assert!(lane < self.profile.lanes.len(), "lane {lane} of a profile with {} lanes", self.lanes.len());
+        check_rule_count(self.profile.rules.len() + 1)?;
+        let name = self.profile.lanes[lane].name.clone();
+        self.profile.rules.insert(0, Rule { lane: name, matches });
+        self.rule_lanes.insert(0, lane);
+        Ok(())
+    }
+}
+
+impl Profile {
+    /// Checks everything a deserializer cannot (references between keys, the bounds
+    /// of every number) and resolves lane names to indices. This is the only check a
+    /// profile needs: keep the [`ValidatedProfile`] instead of checking again.
+    pub fn validate(self) -> Result<ValidatedProfile, ProfileError> {
+        check_name(&self.name)?;
+        check_lanes(&self.lanes)?;
+        check_rule_count(self.rules.len())?;
+        let rule_lanes = self
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, rule)| resolve_lane(&self, &format!("rules[{i}].lane"), &rule.lane))
+            .collect::<Result<Vec<_>, _>>()?;
+        let default_lane = resolve_lane(&self, "default_lane", &self.default_lane)?;
+        within("headroom", self.headroom, MIN_HEADROOM..=1.0, "shaping under half the link wastes it")?;
+        check_congestion(&self.congestion)?;
+        check_early_drop(&self.early_drop)?;
+        let reflector = check_auto_rate(&self.auto_rate)?;
+        check_rate(self.rate, reflector)?;
+        check_targets(&self.targets)?;
+        Ok(ValidatedProfile { profile: self, rule_lanes, default_lane, reflector })
+    }
+}
+
+/// Fails unless `min <= value <= max`, naming `key`, the range and why it is bounded.
+fn within<T: PartialOrd + Display>(
+    key: &str,
+    value: T,
+    range: RangeInclusive<T>,
+    why: &str,
+) -> Result<(), ProfileError> {
+    if range.contains(&value) {
+        return Ok(());
+    }
+    let message = format!("{value} is not between {} and {}: {why}", range.start(), range.end());
+    Err(ProfileError::new(key, Some(value.to_string()), message))
+}
+
+/// [`within`] for durations, written as configs write them.
+fn within_time(key: &str, value: Duration, range: RangeInclusive<Duration>, why: &str) -> Result<(), ProfileError> {
+    if range.contains(&value) {
+        return Ok(());
+    }
+    let (value, min, max) = (format_duration(value), format_duration(*range.start()), format_duration(*range.end()));
+    Err(ProfileError::new(key, Some(value.clone()), format!("{value} is not between {min} and {max}: {why}")))
+}
+
+fn check_name(name: &str) -> Result<(), ProfileError> {
+    if name.is_empty() || name.chars().count() > MAX_NAME_LEN || name.chars().any(char::is_control) {
+        return Err(ProfileError::new(
+            "name",
+            Some(name.to_string()),
+            format!("a profile name is 1 to {MAX_NAME_LEN} printable characters"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_lanes(lanes: &[Lane]) -> Result<(), ProfileError> {
+    if lanes.is_empty() {
+        return Err(ProfileError::new("lanes", None, "a profile needs at least one lane"));
+    }
+    if lanes.len() > MAX_LANES {
+        return Err(ProfileError::new("lanes", None, format!("{} lanes given, at most {MAX_LANES}", lanes.len())));
+    }
+    let mut names = HashSet::new();
+    for (i, lane) in lanes.iter().enumerate() {
+        check_lane(i, lane)?;
+        if !names.insert(lane.name.as_str()) {
+            return Err(ProfileError::new(
+                format!("lanes[{i}].name"),
+                Some(lane.name.clone()),
+                format!("lane `{}` is defined twice", lane.name),
+            ));
+        }
+    }
+    let total_share: f64 = lanes.iter().map(|l| l.share).sum();
+    if total_share > 1.0 + 1e-9 {
+        return Err(ProfileError::new(
+            "lanes",
+            None,
+            format!("lane shares add up to {total_share:.3}; the guaranteed shares cannot exceed the link (1.0)"),
+        ));
+    }
+    Ok(())
+}
+
+fn check_lane(i: usize, lane: &Lane) -> Result<(), ProfileError> {
+    let key = |k: &str| format!("lanes[{i}].{k}");
+    let valid_name = !lane.name.is_empty()
+        && lane.name.len() <= 32
+        && lane.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !valid_name {
+        return Err(ProfileError::new(
+            key("name"),
+            Some(lane.name.clone()),
+            "lane names are 1 to 32 letters, digits, `_` or `-`",
+        ));
+    }
+    within(&key("share"), lane.share, MIN_SHARE..=1.0, "a lane is guaranteed 1 % to 100 % of the link")?;
+    within(
+        &key("queue_limit"),
+        lane.queue_limit,
+        1..=MAX_QUEUE_LIMIT,
+        "a queue holds at least one packet, and at most fq_codel's default limit",
+    )
+}
+
+fn check_rule_count(count: usize) -> Result<(), ProfileError> {
+    if count > MAX_RULES {
+        return Err(ProfileError::new("rules", None, format!("{count} rules given, at most {MAX_RULES}")));
+    }
+    Ok(())
+}
+
+fn resolve_lane(profile: &Profile, key: &str, name: &str) -> Result<usize, ProfileError> {
+    profile
+        .lane_index(name)
+        .ok_or_else(|| ProfileError::new(key, Some(name.to_string()), format!("no lane is called `{name}`")))
+}
+
+fn check_rate(rate: RateSetting, reflector: Option<SocketAddr>) -> Result<(), ProfileError> {
+    match rate {
+        RateSetting::Fixed(r) => check_link_rate("rate", r),
+        RateSetting::Auto if reflector.is_none() => Err(ProfileError::new(
+            "auto_rate.reflector",
+            None,
+            "`rate: auto` needs the address of a reflector (`bauxite reflect` on the far side), e.g. 10.0.0.2:7399",
+        )),
+        RateSetting::Auto => Ok(()),
+    }
+}
+
+fn check_link_rate(key: &str, rate: BitRate) -> Result<(), ProfileError> {
+    within(key, rate, MIN_LINK_RATE..=MAX_LINK_RATE, "from a robot's telemetry radio to HTB's pass-through rate")
+}
+
+fn check_congestion(c: &CongestionPolicy) -> Result<(), ProfileError> {
+    within_time(
+        "congestion.poll_interval",
+        c.poll_interval,
+        MS..=100 * MS,
+        "the detector must see a queue within the daemon's 1 s lease, and more often than every millisecond costs CPU for nothing",
+    )?;
+    within_time(
+        "congestion.enter_delay",
+        c.enter_delay,
+        MS..=MAX_QUEUE_DELAY,
+        "the queue delay is read every poll (at least 1 ms apart); control traffic queued 10 s has timed out",
+    )?;
+    within(
+        "congestion.enter_backlog_packets",
+        c.enter_backlog_packets,
+        1..=MAX_QUEUE_LIMIT,
+        "a backlog above the longest lane queue is never reached",
+    )?;
+    within_time(
+        "congestion.exit_hold",
+        c.exit_hold,
+        MS..=600 * SEC,
+        "a hold over 10 minutes keeps dropping bulk long after the link recovered",
+    )
+}
+
+fn check_early_drop(ed: &EarlyDropPolicy) -> Result<(), ProfileError> {
+    let gain_why = "Linux sch_pie accepts 0 to 2 (0 to 32 sixteenths)";
+    within("early_drop.alpha", ed.alpha, 0.0..=MAX_PIE_GAIN, gain_why)?;
+    within("early_drop.beta", ed.beta, 0.0..=MAX_PIE_GAIN, gain_why)?;
+    within_time(
+        "early_drop.target",
+        ed.target,
+        MS..=MAX_QUEUE_DELAY,
+        "PIE cannot steer a delay finer than its 1 ms update, and 10 s has timed out every control message",
+    )?;
+    within_time(
+        "early_drop.update_interval",
+        ed.update_interval,
+        MS..=SEC,
+        "PIE's T_UPDATE: RFC 8033 uses 15 ms; slower than 1 s it cannot follow a link change",
+    )?;
+    within_time(
+        "early_drop.max_burst",
+        ed.max_burst,
+        Duration::ZERO..=MAX_QUEUE_DELAY,
+        "a burst allowance longer than the longest queue delay disables early drop",
+    )
+}
+
+/// Checks `auto_rate` and returns its reflector's address.
+fn check_auto_rate(ar: &AutoRatePolicy) -> Result<Option<SocketAddr>, ProfileError> {
+    for (key, rate) in [
+        ("auto_rate.min_rate", ar.min_rate),
+        ("auto_rate.max_rate", ar.max_rate),
+        ("auto_rate.base_rate", ar.base_rate),
+    ] {
+        check_link_rate(key, rate)?;
+    }
+    if ar.min_rate > ar.max_rate {
+        return Err(ProfileError::new(
+            "auto_rate.min_rate",
+            Some(ar.min_rate.to_string()),
+            "is above auto_rate.max_rate",
+        ));
+    }
+    within(
+        "auto_rate.base_rate",
+        ar.base_rate,
+        ar.min_rate..=ar.max_rate,
+        "it must lie between min_rate and max_rate",
+    )?;
+    check_auto_rate_timing(ar)?;
+    within(
+        "auto_rate.decrease_factor",
+        ar.decrease_factor,
+        0.1..=0.99,
+        "a decrease must lower the rate, and by at most 90 % per step",
+    )?;
+    within(
+        "auto_rate.increase_factor",
+        ar.increase_factor,
+        1.0001..=2.0,
+        "an increase must raise the rate, and at most double it per probe",
+    )?;
+    within(
+        "auto_rate.load_threshold",
+        ar.load_threshold,
+        0.1..=1.0,
+        "the fraction of the shaped rate at which the link counts as loaded",
+    )?;
+    ar.reflector.as_deref().map(check_reflector).transpose()
+}
+
+fn check_auto_rate_timing(ar: &AutoRatePolicy) -> Result<(), ProfileError> {
+    within_time(
+        "auto_rate.probe_interval",
+        ar.probe_interval,
+        MS..=SEC,
+        "probes must come often enough to follow the link, and not faster than 1000 a second",
+    )?;
+    within_time(
+        "auto_rate.delay_threshold",
+        ar.delay_threshold,
+        Duration::from_micros(100)..=SEC,
+        "below 100 us the threshold is inside any link's jitter; a queue of 1 s has long hurt control traffic",
+    )?;
+    within_time(
+        "auto_rate.decrease_holdoff",
+        ar.decrease_holdoff,
+        Duration::ZERO..=60 * SEC,
+        "a holdoff over a minute leaves a growing queue unanswered",
+    )?;
+    within_time(
+        "auto_rate.ceiling_hold",
+        ar.ceiling_hold,
+        Duration::ZERO..=3600 * SEC,
+        "a hold over an hour never finds a link that recovered",
+    )
+}
+
+fn check_reflector(text: &str) -> Result<SocketAddr, ProfileError> {
+    let bad = |why: &str| ProfileError::new("auto_rate.reflector", Some(text.to_string()), format!("`{text}` {why}"));
+    let addr: SocketAddr = text.parse().map_err(|_| bad("is not ADDR:PORT"))?;
+    if addr.port() == 0 || addr.ip().is_unspecified() {
+        return Err(bad("is not an address a probe can be sent to (port 0 or an unspecified address)"));
+    }
+    Ok(addr)
+}
+
+fn check_targets(t: &Targets) -> Result<(), ProfileError> {
+    let why = "a promise tighter than a microsecond cannot be measured, and 10 s is no promise";
+    for (key, value) in [
+        ("targets.critical_latency_mean", t.critical_latency_mean),
+        ("targets.critical_latency_p99", t.critical_latency_p99),
+        ("targets.update_delay_mean", t.update_delay_mean),
+    ] {
+        within_time(key, value, Duration::from_micros(1)..=MAX_QUEUE_DELAY, why)?;
+    }
+    within("targets.critical_loss_pct", t.critical_loss_pct, 0.0..=100.0, "a percentage")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lane::{PortRange, PortSide, Protocol};
+
+    fn key_of(p: Profile) -> String {
+        p.validate().unwrap_err().key
+    }
+
+    #[test]
+    fn builtins_validate_and_resolve_their_lanes() {
+        let robot = Profile::robot().validate().unwrap();
+        assert_eq!(robot.resolved_rules().map(|(lane, _)| lane).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(robot.default_lane_index(), 1);
+        assert_eq!(robot.reflector(), None);
+        let orch = Profile::orchestrator().validate().unwrap();
+        assert_eq!(orch.default_lane_index(), 4);
+        assert_eq!((0..4).map(|i| orch.rule_lane(i)).collect::<Vec<_>>(), [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn validation_names_the_key() {
+        let mut p = Profile::robot();
+        p.rules[1].lane = "nonesuch".into();
+        assert_eq!(key_of(p), "rules[1].lane");
+
+        let mut p = Profile::robot();
+        p.lanes[0].share = 0.9;
+        assert!(p.validate().unwrap_err().message.contains("add up"));
+
+        let mut p = Profile::robot();
+        p.lanes[1].name = "critical".into();
+        assert_eq!(key_of(p), "lanes[1].name");
+
+        let mut p = Profile::robot();
+        p.congestion.poll_interval = Duration::from_secs(2);
+        assert_eq!(key_of(p), "congestion.poll_interval");
+
+        let mut p = Profile::robot();
+        p.rate = RateSetting::Auto;
+        assert_eq!(key_of(p.clone()), "auto_rate.reflector");
+        p.auto_rate.reflector = Some("10.0.0.2:7399".into());
+        assert_eq!(p.validate().unwrap().reflector(), Some("10.0.0.2:7399".parse().unwrap()));
+    }
+
+    /// Issue 10 #3: each of these passed validation and then failed in `tc -batch`
+    /// or queued a gigabyte.
+    #[test]
+    fn every_number_is_bounded() {
+        type Edit = fn(&mut Profile);
+        let cases: &[(&str, Edit)] = &[
+            ("rate", |p| p.rate = RateSetting::Fixed(BitRate::from_bps(1))),
+            ("rate", |p| p.rate = RateSetting::Fixed(BitRate::from_bps(1_000_000_000_000))),
+            ("lanes[0].share", |p| p.lanes[0].share = 1e-300),
+            ("lanes[0].share", |p| p.lanes[0].share = f64::NAN),
+            ("lanes[2].queue_limit", |p| p.lanes[2].queue_limit = u32::MAX),
+            ("lanes[2].queue_limit", |p| p.lanes[2].queue_limit = 0),
+            ("headroom", |p| p.headroom = 0.01),
+            ("headroom", |p| p.headroom = f64::INFINITY),
+            ("congestion.enter_backlog_packets", |p| p.congestion.enter_backlog_packets = u32::MAX),
+            ("congestion.enter_backlog_packets", |p| p.congestion.enter_backlog_packets = 0),
+            ("congestion.enter_delay", |p| p.congestion.enter_delay = Duration::from_nanos(1)),
+            ("congestion.exit_hold", |p| p.congestion.exit_hold = Duration::from_secs(601)),
+            ("early_drop.alpha", |p| p.early_drop.alpha = 1e300),
+            ("early_drop.beta", |p| p.early_drop.beta = -1.0),
+            ("early_drop.target", |p| p.early_drop.target = Duration::from_secs(11)),
+            ("early_drop.update_interval", |p| p.early_drop.update_interval = Duration::from_micros(10)),
+            ("early_drop.max_burst", |p| p.early_drop.max_burst = Duration::from_secs(3600)),
+            ("auto_rate.min_rate", |p| p.auto_rate.min_rate = BitRate::from_bps(8)),
+            ("auto_rate.max_rate", |p| p.auto_rate.max_rate = BitRate::from_bps(u64::MAX)),
+            ("auto_rate.base_rate", |p| p.auto_rate.base_rate = BitRate::from_bps(400_000)),
+            ("auto_rate.probe_interval", |p| p.auto_rate.probe_interval = Duration::from_nanos(1)),
+            ("auto_rate.delay_threshold", |p| p.auto_rate.delay_threshold = Duration::from_nanos(1)),
+            ("auto_rate.decrease_factor", |p| p.auto_rate.decrease_factor = 1e-300),
+            ("auto_rate.decrease_factor", |p| p.auto_rate.decrease_factor = 1.0),
+            ("auto_rate.increase_factor", |p| p.auto_rate.increase_factor = 1.0 + 1e-12),
+            ("auto_rate.load_threshold", |p| p.auto_rate.load_threshold = 1e-300),
+            ("auto_rate.decrease_holdoff", |p| p.auto_rate.decrease_holdoff = Duration::from_secs(61)),
+            ("auto_rate.ceiling_hold", |p| p.auto_rate.ceiling_hold = Duration::from_secs(3601)),
+            ("auto_rate.reflector", |p| p.auto_rate.reflector = Some("0.0.0.0:7399".into())),
+            ("auto_rate.reflector", |p| p.auto_rate.reflector = Some("10.0.0.2:0".into())),
+            ("targets.critical_latency_mean", |p| p.targets.critical_latency_mean = Duration::from_nanos(1)),
+            ("targets.critical_latency_p99", |p| p.targets.critical_latency_p99 = Duration::from_secs(11)),
+            ("targets.update_delay_mean", |p| p.targets.update_delay_mean = Duration::from_secs(11)),
+            ("targets.critical_loss_pct", |p| p.targets.critical_loss_pct = 101.0),
+            ("name", |p| p.name = "x".repeat(65)),
+            ("name", |p| p.name = String::new()),
+        ];
+        for (key, edit) in cases {
+            let mut p = Profile::robot();
+            edit(&mut p);
+            let e = p.validate().expect_err(key);
+            assert_eq!(&e.key, key, "{e}");
+        }
+    }
+
+    #[test]
+    fn the_bounds_themselves_are_accepted() {
+        let mut p = Profile::robot();
+        p.rate = RateSetting::Fixed(MIN_LINK_RATE);
+        p.headroom = MIN_HEADROOM;
+        p.lanes[0].share = MIN_SHARE;
+        p.lanes[2].queue_limit = MAX_QUEUE_LIMIT;
+        p.early_drop.alpha = MAX_PIE_GAIN;
+        p.clone().validate().unwrap();
+        p.rate = RateSetting::Fixed(MAX_LINK_RATE);
+        p.validate().unwrap();
+    }
+
+    #[test]
+    fn the_smallest_lane_rate_is_above_tcs_floor() {
+        // tc refuses rates under 1 byte/s; every allowed combination stays above it.
+        let slowest = MIN_LINK_RATE.scaled(MIN_HEADROOM).scaled(MIN_SHARE);
+        assert!(slowest.bps() >= 8, "{slowest}");
+    }
+
+    #[test]
+    fn with_rate_checks_only_the_rate() {
+        let p = Profile::robot().validate().unwrap();
+        let fast = p.clone().with_rate(RateSetting::Fixed(BitRate::from_bps(50_000_000))).unwrap();
+        assert_eq!(fast.rate, RateSetting::Fixed(BitRate::from_bps(50_000_000)));
+        assert_eq!(p.clone().with_rate(RateSetting::Fixed(BitRate::from_bps(1))).unwrap_err().key, "rate");
+        assert_eq!(p.with_rate(RateSetting::Auto).unwrap_err().key, "auto_rate.reflector");
+    }
+
+    #[test]
+    fn a_prepended_rule_shifts_the_resolved_lanes() {
+        let mut p = Profile::robot().validate().unwrap();
+        let probe =
+            Match::Port { protocol: Protocol::Udp, ports: PortRange { first: 7399, last: 7399 }, side: PortSide::Dst };
+        p.prepend_rule(0, probe).unwrap();
+        assert_eq!(p.resolved_rules().map(|(lane, _)| lane).collect::<Vec<_>>(), [0, 0, 1, 2]);
+        assert_eq!(p.rules[0].lane, "critical");
+        // The result is what validating the changed profile gives.
+        assert_eq!(p.clone().into_profile().validate().unwrap(), p);
+
+        let mut full = Profile::robot();
+        full.rules = vec![full.rules[0].clone(); MAX_RULES];
+        let mut full = full.validate().unwrap();
+        assert_eq!(full.prepend_rule(0, probe).unwrap_err().key, "rules");
+    }
+}
