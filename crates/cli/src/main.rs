@@ -43,10 +43,10 @@ enum Command {
     /// The seed-000 reference demo: the standard stack against Bauxite on a link that drops to 1.5 Mbit/s.
     Demo {
         /// Trials (each runs both phases).
-        #[arg(long, default_value_t = 10)]
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         trials: u32,
-        /// Seconds per phase.
-        #[arg(long, default_value_t = 20)]
+        /// Seconds per phase (at least 8: the link drops at 5 s and figures start 1 s later).
+        #[arg(long, default_value_t = bauxite_demo::Scenario::DEFAULT_DURATION.as_secs())]
         duration: u64,
         /// Phase 2's shaper rate (e.g. 1.5mbit); by default found with `rate: auto`.
         #[arg(long)]
@@ -138,32 +138,26 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tracing::info!(answered, "reflector stopped");
         }
         Command::Demo { trials, duration, rate, out } => {
-            anyhow::ensure!(trials >= 1, "--trials must be at least 1");
-            anyhow::ensure!(
-                duration >= 8,
-                "--duration must be at least 8 s: the link drops at 5 s and figures start 1 s later"
-            );
+            let scenario =
+                bauxite_demo::Scenario::seed(std::time::Duration::from_secs(duration)).context("--duration")?;
             bauxite_shaper::daemon::require_root(
                 "`bauxite demo` builds network namespaces and attaches eBPF programs in them",
             )?;
             let options = bauxite_demo::DemoOptions {
                 trials,
-                duration: std::time::Duration::from_secs(duration),
-                drop_at: std::time::Duration::from_secs(5),
-                fast: bauxite_core::BitRate::from_bps(50_000_000),
-                slow: bauxite_core::BitRate::from_bps(1_500_000),
+                scenario,
                 rate,
                 out: out.clone(),
                 exe: std::env::current_exe().context("locating the bauxite binary")?,
                 stop: stop_on_signals()?,
             };
             let bar = progress::bar(u64::from(trials) * 2, "phases");
-            bauxite_demo::run(&options, |done, next| {
+            let results = bauxite_demo::run(&options, |done, next| {
                 bar.set_position(done);
                 bar.set_message(next.to_string());
             })?;
             bar.finish_and_clear();
-            print!("{}", std::fs::read_to_string(out.join("summary.md"))?);
+            print!("{}", results.markdown);
             eprintln!("bauxite demo: results in {}", out.display());
         }
         Command::Audit { file, json } => {

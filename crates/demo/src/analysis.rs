@@ -1,14 +1,8 @@
 //! From what a phase measured to the seed's figures: pure functions, no I/O.
 
-use serde::Serialize;
-use serde_json::json;
+use serde::{Deserialize, Serialize};
 
 use bauxite_core::stats::{self, Summary};
-
-/// A latency summary as `summary.json` writes it (`{"mean", "p50", "p95", "p99", "max"}`).
-fn latency_json(s: &Summary) -> serde_json::Value {
-    json!({"mean": s.mean, "p50": s.p50, "p95": s.p95, "p99": s.p99, "max": s.max})
-}
 
 /// What one phase of one trial measured, in times relative to the phase start (s).
 ///
@@ -87,8 +81,53 @@ pub fn due_ns(start_ns: u64, seq: u32, rate_hz: f64) -> u64 {
     start_ns + (f64::from(seq) / rate_hz * 1e9) as u64
 }
 
-/// A phase's figures, pooled over trials, in the shape of `summary.json`.
-#[derive(Clone, Debug, Serialize)]
+/// Latency figures in ms: `critical_latency_ms` and `critical_latency_from_drop_ms`
+/// of `summary.json`. Percentiles are nearest-rank ([`bauxite_core::stats`]); all
+/// zero when nothing arrived (the sample count is beside them, in [`PhaseSummary`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyMs {
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl LatencyMs {
+    /// The figures of `samples` (ms, any order).
+    pub fn of(samples: &[f64]) -> Self {
+        let Summary { mean, p50, p95, p99, max, .. } = Summary::of(samples);
+        Self { mean, p50, p95, p99, max }
+    }
+}
+
+/// The control loop's update delay in ms: `update_delay_ms` of `summary.json`, the
+/// two figures the seed's table reports (zero when no correction was consumed).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UpdateDelayMs {
+    /// Mean.
+    pub mean: f64,
+    /// 99th percentile (nearest-rank).
+    pub p99: f64,
+}
+
+impl UpdateDelayMs {
+    /// The figures of `samples` (ms, any order).
+    pub fn of(samples: &[f64]) -> Self {
+        let Summary { mean, p99, .. } = Summary::of(samples);
+        Self { mean, p99 }
+    }
+}
+
+/// A phase's figures, pooled over trials: one phase of `summary.json`, one run's
+/// `summary` there, and what `bauxite audit` recomputes from a recording (compared
+/// with `==`: the audit reproduces the live figures exactly).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PhaseSummary {
     /// Critical messages sent in the window (arrived or lost).
     pub critical_messages: usize,
@@ -96,13 +135,13 @@ pub struct PhaseSummary {
     pub critical_received: usize,
     /// Corrections the control loop consumed in the window.
     pub updates: usize,
-    /// Critical latency from one second after the drop (ms).
-    pub critical_latency_ms: serde_json::Value,
-    /// Critical latency from the drop itself, without the second given to adapt (ms):
+    /// Critical latency from one second after the drop.
+    pub critical_latency_ms: LatencyMs,
+    /// Critical latency from the drop itself, without the second given to adapt:
     /// what a known link rate (`--rate`) must hold too.
-    pub critical_latency_from_drop_ms: serde_json::Value,
-    /// Update delay from one second after the drop (ms).
-    pub update_delay_ms: serde_json::Value,
+    pub critical_latency_from_drop_ms: LatencyMs,
+    /// Update delay from one second after the drop.
+    pub update_delay_ms: UpdateDelayMs,
     /// Critical messages lost from one second after the drop (%).
     pub critical_loss_pct: f64,
     /// Video throughput after the drop (Mbit/s).
@@ -112,7 +151,7 @@ pub struct PhaseSummary {
     /// Video frames delivered per second after the drop.
     pub video_fps: f64,
     /// Phase 2 only: from the drop until critical latency stayed under 2 ms (ms, mean over trials).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_to_protect_ms: Option<f64>,
 }
 
@@ -153,15 +192,13 @@ pub fn summarize(trials: &[PhaseData], protected: bool) -> PhaseSummary {
         dropped += data.bulk_dropped_packets;
         protect.push(time_to_protect(data) * 1e3);
     }
-    let l = Summary::of(&latencies);
-    let d = Summary::of(&delays);
     PhaseSummary {
         critical_messages: sent,
         critical_received: latencies.len(),
         updates: delays.len(),
-        critical_latency_ms: latency_json(&l),
-        critical_latency_from_drop_ms: latency_json(&Summary::of(&from_drop)),
-        update_delay_ms: json!({"mean": d.mean, "p99": d.p99}),
+        critical_latency_ms: LatencyMs::of(&latencies),
+        critical_latency_from_drop_ms: LatencyMs::of(&from_drop),
+        update_delay_ms: UpdateDelayMs::of(&delays),
         critical_loss_pct: if sent == 0 { 0.0 } else { 100.0 * lost as f64 / sent as f64 },
         bulk_throughput_mbps: bytes as f64 * 8.0 / seconds.max(1e-9) / 1e6,
         bulk_dropped_packets: dropped,
@@ -232,9 +269,9 @@ mod tests {
     #[test]
     fn figures_come_from_one_second_after_the_drop() {
         let s = summarize(&[phase(400.0), phase(400.0)], false);
-        assert_eq!(s.critical_latency_ms["mean"], 400.0);
-        assert_eq!(s.critical_latency_ms["p99"], 400.0);
-        assert_eq!(s.update_delay_ms["mean"], 5.0);
+        assert_eq!(s.critical_latency_ms.mean, 400.0);
+        assert_eq!(s.critical_latency_ms.p99, 400.0);
+        assert_eq!(s.update_delay_ms.mean, 5.0);
         assert_eq!(s.critical_loss_pct, 0.0);
         assert_eq!(s.bulk_dropped_packets, 14);
         assert!((s.video_fps - 30.0).abs() < 0.2, "{}", s.video_fps);
@@ -248,8 +285,8 @@ mod tests {
         p.critical[600].1 = None; // lost at 6.0 s
         p.critical[520].1 = Some(30.0); // slow at 5.2 s
         let s = summarize(&[p.clone()], true);
-        assert_eq!(s.critical_latency_from_drop_ms["max"], 30.0, "the drop's own second counts here");
-        assert_eq!(s.critical_latency_ms["max"], 0.5, "but not in the settled window");
+        assert_eq!(s.critical_latency_from_drop_ms.max, 30.0, "the drop's own second counts here");
+        assert_eq!(s.critical_latency_ms.max, 0.5, "but not in the settled window");
         let in_window = p.critical.iter().filter(|(t, _)| (6.0..14.0).contains(t)).count();
         assert!((s.critical_loss_pct - 100.0 / in_window as f64).abs() < 1e-9);
         // Slow at 5.2 s, lost at 6.0 s: the first clean second starts right after the loss.

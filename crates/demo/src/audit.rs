@@ -118,14 +118,11 @@ pub fn audit(path: &Path) -> Result<AuditReport, AuditError> {
         checks.push(Check { name: name.into(), measured, limit, unit, pass: measured <= limit })
     };
     // Nothing measured is no evidence: an empty window fails every latency check.
-    let figure = |v: &serde_json::Value, k: &str, n: usize| match v[k].as_f64() {
-        Some(x) if n > 0 => x,
-        _ => f64::INFINITY,
-    };
+    let figure = |x: f64, n: usize| if n > 0 { x } else { f64::INFINITY };
     let (latency, received) = (&summary.critical_latency_ms, summary.critical_received);
-    check("critical latency, mean", figure(latency, "mean", received), info.target_critical_latency_mean_ms, "ms");
-    check("critical latency, p99", figure(latency, "p99", received), info.target_critical_latency_p99_ms, "ms");
-    let update = figure(&summary.update_delay_ms, "mean", summary.updates);
+    check("critical latency, mean", figure(latency.mean, received), info.target_critical_latency_mean_ms, "ms");
+    check("critical latency, p99", figure(latency.p99, received), info.target_critical_latency_p99_ms, "ms");
+    let update = figure(summary.update_delay_ms.mean, summary.updates);
     check("correction update delay, mean", update, info.target_update_delay_mean_ms, "ms");
     let loss = if summary.critical_messages > 0 { summary.critical_loss_pct } else { f64::INFINITY };
     check("critical loss", loss, info.target_critical_loss_pct, "%");
@@ -215,15 +212,15 @@ impl fmt::Display for AuditReport {
         }
         let l = &self.summary.critical_latency_ms;
         let (n, received) = (self.summary.critical_messages, self.summary.critical_received);
-        let ms = |k: &str| l[k].as_f64().filter(|_| received > 0).map_or("—".into(), |v| format!("{v:.3}"));
+        let ms = |v: f64| if received > 0 { format!("{v:.3}") } else { "—".into() };
         writeln!(
             f,
             "  {n} critical messages; latency ms: mean {} p50 {} p95 {} p99 {} max {}",
-            ms("mean"),
-            ms("p50"),
-            ms("p95"),
-            ms("p99"),
-            ms("max")
+            ms(l.mean),
+            ms(l.p50),
+            ms(l.p95),
+            ms(l.p99),
+            ms(l.max)
         )?;
         writeln!(
             f,

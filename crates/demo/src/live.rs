@@ -49,6 +49,8 @@ pub(crate) struct LiveRecording<'a> {
     video_lane: String,
     /// The critical streams' ports: their messages make the phase's figures.
     critical: Vec<u16>,
+    /// The rate the link drops to: a change to it starts the figures' windows.
+    drop_rate_bps: u64,
     latency: BTreeMap<String, Channel<LatencySample>>,
     lost: BTreeMap<String, Channel<LostMessage>>,
     counters: BTreeMap<String, Channel<LaneCounters>>,
@@ -73,7 +75,7 @@ impl<'a> LiveRecording<'a> {
         let marks = rec.channel::<PhaseMark>(&topic("demo", "phase"))?;
         rec.write(run, start_ns, info)?;
         let name = if info.protected { "bauxite" } else { "standard stack" };
-        let (phase, fast) = (info.phase, options.fast);
+        let (phase, fast) = (info.phase, options.scenario.initial_rate);
         let mark = PhaseMark { phase, event: format!("{name}: link {fast}"), link_rate_bps: Some(fast.bps()) };
         rec.write(marks, start_ns, &mark)?;
         let stream_lanes: Vec<String> = spec.streams.iter().map(|s| lane_of(profile, Protocol::Udp, s.port)).collect();
@@ -103,6 +105,7 @@ impl<'a> LiveRecording<'a> {
             start_ns,
             data: PhaseData::new(start_ns, info.drop_at_ns, info.duration_ns),
             critical: info.critical_streams.iter().map(|s| s.port).collect(),
+            drop_rate_bps: info.link_after_bps,
             received: counters.keys().map(|lane| (lane.clone(), (0, 0))).collect(),
             stream_lanes,
             video_lane,
@@ -113,12 +116,17 @@ impl<'a> LiveRecording<'a> {
         })
     }
 
-    /// The link rate dropped at `t` (to `rate`): marked in the recording, and the
-    /// start of the figures' windows (see [`PhaseData::dropped`]).
-    pub(crate) fn link_dropped(&mut self, t: u64, rate: BitRate) -> Result<(), DemoError> {
-        self.data.dropped(t);
-        let mark =
-            PhaseMark { phase: self.phase, event: format!("link drops to {rate}"), link_rate_bps: Some(rate.bps()) };
+    /// The link rate changed at `t` (to `rate`): marked in the recording; a change to
+    /// the drop's rate is the start of the figures' windows (see [`PhaseData::dropped`]),
+    /// as `bauxite audit` reads it back.
+    pub(crate) fn link_changed(&mut self, t: u64, rate: BitRate) -> Result<(), DemoError> {
+        let event = if rate.bps() == self.drop_rate_bps {
+            self.data.dropped(t);
+            format!("link drops to {rate}")
+        } else {
+            format!("link changes to {rate}")
+        };
+        let mark = PhaseMark { phase: self.phase, event, link_rate_bps: Some(rate.bps()) };
         self.rec.write(self.marks, t, &mark)?;
         Ok(())
     }

@@ -16,20 +16,15 @@ use bauxite_telemetry::messages::{RunInfo, ShaperState, StreamRate};
 
 use crate::analysis::PhaseData;
 use crate::live::{LiveRecording, lane_of};
+use crate::scenario::Scenario;
 
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct DemoOptions {
     /// Trials (each runs both phases).
     pub trials: u32,
-    /// Length of each phase.
-    pub duration: Duration,
-    /// When the link drops.
-    pub drop_at: Duration,
-    /// The link before the drop.
-    pub fast: BitRate,
-    /// The link after the drop.
-    pub slow: BitRate,
+    /// What each phase runs on: its length and the link's timeline.
+    pub scenario: Scenario,
     /// Phase 2's shaper rate; `None` finds it with `rate: auto`.
     pub rate: Option<BitRate>,
     /// Where results go.
@@ -138,7 +133,8 @@ pub fn run_phase(
     dir: &Path,
     mcap: &Path,
 ) -> Result<PhaseData, DemoError> {
-    let tb = ChainTestbed::create(&ChainOptions { rate: options.fast, ..Default::default() })?;
+    let scenario = &options.scenario;
+    let tb = ChainTestbed::create(&ChainOptions { rate: scenario.initial_rate, ..Default::default() })?;
     let mut processes = Vec::new();
     // Phase 1 runs no shaper; its recording is still checked against the same targets.
     let profile = protected_profile(options.rate);
@@ -180,10 +176,10 @@ pub fn run_phase(
         trial,
         phase,
         protected: phase == 2,
-        duration_ns: options.duration.as_nanos() as u64,
-        drop_at_ns: options.drop_at.as_nanos() as u64,
-        link_before_bps: options.fast.bps(),
-        link_after_bps: options.slow.bps(),
+        duration_ns: scenario.duration.as_nanos() as u64,
+        drop_at_ns: scenario.drop().0.as_nanos() as u64,
+        link_before_bps: scenario.initial_rate.bps(),
+        link_after_bps: scenario.drop().1.bps(),
         critical_streams: spec
             .streams
             .iter()
@@ -203,23 +199,22 @@ pub fn run_phase(
     // The lane the shaper discards early from (the profile's, not a name assumed here).
     let bulk = profile.lanes.iter().find(|l| l.drop_when_congested).map_or("", |l| l.name.as_str());
     let state = || if phase == 2 { shaper_state(&tb.robot, &options.exe, bulk) } else { Some(ShaperState::inactive()) };
-    let mut dropped = false;
+    let mut changes = scenario.rates().peekable();
     // Written as it happens (a batch every 100 ms): if the demo is killed, the
     // recording keeps everything up to its last closed chunk.
-    while started.elapsed() < options.duration {
+    while started.elapsed() < scenario.duration {
         if options.stop.load(Ordering::Relaxed) {
             return Err(DemoError::Interrupted);
         }
-        if !dropped && started.elapsed() >= options.drop_at {
-            tb.set_rate(options.slow)?;
-            // The drop as it happened (the figures' windows start here), not as planned.
-            recording.link_dropped(monotonic_ns(), options.slow)?;
-            dropped = true;
+        while let Some((_, rate)) = changes.next_if(|(at, _)| started.elapsed() >= *at) {
+            tb.set_rate(rate)?;
+            // The change as it happened (the figures' windows start at the drop), not as planned.
+            recording.link_changed(monotonic_ns(), rate)?;
         }
         recording.write(live.try_iter(), state().map(|s| (monotonic_ns(), s)))?;
-        // Wake for the drop on time, else every 100 ms.
+        // Wake for the next link change on time, else every 100 ms.
         let next = started.elapsed() + Duration::from_millis(100);
-        let next = if dropped { next } else { next.min(options.drop_at) };
+        let next = changes.peek().map_or(next, |(at, _)| next.min(*at));
         std::thread::sleep(next.saturating_sub(started.elapsed()));
     }
     let last_state = state().map(|s| (monotonic_ns(), s));

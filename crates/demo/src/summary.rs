@@ -1,0 +1,257 @@
+//! `summary.json` and `summary.md`: the demo's results as types, one definition of
+//! each figure ([`PhaseSummary`]), and the Markdown tables rendered from them.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::{CHECKPOINTS, PhaseData, PhaseSummary, checkpoint, summarize};
+use crate::scenario::Scenario;
+
+/// Everything the demo measured: `summary.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DemoSummary {
+    /// Trials run (each ran both phases).
+    pub trials: u32,
+    /// Phase 3: each recording's audit.
+    pub audit: Vec<AuditEntry>,
+    /// The link the phases ran on.
+    pub link: LinkSummary,
+    /// Phase 2's shaper rate: a rate (`1.5mbit`) or `auto`.
+    pub protected_rate: String,
+    /// Each phase's figures, pooled over trials.
+    pub phases: Phases,
+    /// Critical latency around each of [`CHECKPOINTS`].
+    pub time_series_ms: Vec<Checkpoint>,
+    /// Each phase of each trial: its recording and its own figures.
+    pub runs: Vec<RunEntry>,
+}
+
+/// The link: `link` in `summary.json`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LinkSummary {
+    /// Before the drop, Mbit/s.
+    pub before_mbps: f64,
+    /// After it, Mbit/s.
+    pub after_mbps: f64,
+    /// When it dropped, s from the start of the phase (as planned).
+    pub drop_at_s: f64,
+}
+
+impl LinkSummary {
+    /// The link of `scenario`.
+    pub fn of(scenario: &Scenario) -> Self {
+        let (drop_at, after) = scenario.drop();
+        Self { before_mbps: scenario.initial_rate.mbps(), after_mbps: after.mbps(), drop_at_s: drop_at.as_secs_f64() }
+    }
+}
+
+/// Both phases' figures.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Phases {
+    /// Phase 1: the standard Linux stack.
+    pub standard: PhaseSummary,
+    /// Phase 2: Bauxite.
+    pub protected: PhaseSummary,
+}
+
+/// Critical latency around one checkpoint, per phase: `[mean, sd]` across trials
+/// in ms ([`checkpoint`]), `null` when no trial has a sample there.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// The checkpoint, s from the start of the phase.
+    pub t_s: f64,
+    /// Phase 1.
+    pub standard: Option<(f64, f64)>,
+    /// Phase 2.
+    pub protected: Option<(f64, f64)>,
+}
+
+/// One phase of one trial.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunEntry {
+    /// Trial, from 1.
+    pub trial: u32,
+    /// 1 (standard stack) or 2 (Bauxite).
+    pub phase: u32,
+    /// Its recording, relative to the output directory.
+    pub recording: String,
+    /// Its figures, as `bauxite audit` must reproduce them.
+    pub summary: PhaseSummary,
+}
+
+/// One recording's audit (phase 3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AuditEntry {
+    /// The recording, relative to the output directory.
+    pub recording: String,
+    /// Whether every check held.
+    pub pass: bool,
+    /// Whether the figures recomputed from the file equal the live ones.
+    pub reproduces_live_figures: bool,
+    /// The checks that failed, or why the file could not be read.
+    pub failed_checks: Vec<String>,
+}
+
+impl DemoSummary {
+    /// The summary of phases measured under `scenario`, with phase 2 shaped at
+    /// `protected_rate`. `standard[i]` and `protected[i]` are trial `i + 1`.
+    pub fn new(
+        scenario: &Scenario,
+        protected_rate: String,
+        standard: &[PhaseData],
+        protected: &[PhaseData],
+        runs: Vec<RunEntry>,
+        audit: Vec<AuditEntry>,
+    ) -> Self {
+        Self {
+            trials: standard.len().max(protected.len()) as u32,
+            audit,
+            link: LinkSummary::of(scenario),
+            protected_rate,
+            phases: Phases { standard: summarize(standard, false), protected: summarize(protected, true) },
+            time_series_ms: CHECKPOINTS
+                .iter()
+                .map(|&t_s| Checkpoint {
+                    t_s,
+                    standard: checkpoint(standard, t_s),
+                    protected: checkpoint(protected, t_s),
+                })
+                .collect(),
+            runs,
+        }
+    }
+
+    /// `summary.md`: the seed's two tables (figures, and latency over time), then
+    /// phase 3's audit table. `scenario` names the link in the title.
+    pub fn markdown(&self, scenario: &Scenario) -> String {
+        let mut out = self.figures_markdown(scenario);
+        out.push_str(&self.time_series_markdown());
+        out.push_str(&self.audit_markdown());
+        out
+    }
+
+    fn figures_markdown(&self, scenario: &Scenario) -> String {
+        let (s, p) = (&self.phases.standard, &self.phases.protected);
+        let ms = |v: f64| format!("{v:.2} ms");
+        let ((drop_at, after), rate) = (scenario.drop(), &self.protected_rate);
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "# Bauxite demo: {} trials, link {} → {} at {} s, phase 2 rate {rate}\n",
+            self.trials,
+            scenario.initial_rate,
+            after,
+            drop_at.as_secs_f64()
+        );
+        let _ = writeln!(out, "Figures from one second after the drop to the end of each phase, pooled over trials.\n");
+        let _ = writeln!(out, "| Metric | Standard Linux stack (phase 1) | Bauxite protected (phase 2) |");
+        let _ = writeln!(out, "| :--- | :---: | :---: |");
+        let _ = writeln!(out, "| Available bandwidth | {after} | {after} |");
+        let (sl, pl) = (&s.critical_latency_ms, &p.critical_latency_ms);
+        for (label, a, b) in [
+            ("Critical latency, mean", sl.mean, pl.mean),
+            ("Critical latency, p99", sl.p99, pl.p99),
+            ("Critical latency, max", sl.max, pl.max),
+            (
+                "Critical latency from the drop itself, p99",
+                s.critical_latency_from_drop_ms.p99,
+                p.critical_latency_from_drop_ms.p99,
+            ),
+            ("Correction update delay, mean", s.update_delay_ms.mean, p.update_delay_ms.mean),
+            ("Correction update delay, p99", s.update_delay_ms.p99, p.update_delay_ms.p99),
+        ] {
+            let _ = writeln!(out, "| {label} | {} | {} |", ms(a), ms(b));
+        }
+        let _ = writeln!(out, "| Critical loss | {:.2} % | {:.2} % |", s.critical_loss_pct, p.critical_loss_pct);
+        let _ = writeln!(
+            out,
+            "| Bulk (video) throughput | {:.3} Mbit/s | {:.3} Mbit/s |",
+            s.bulk_throughput_mbps, p.bulk_throughput_mbps
+        );
+        let _ = writeln!(out, "| Video frames delivered | {:.1} fps | {:.1} fps |", s.video_fps, p.video_fps);
+        let _ = writeln!(out, "| Bulk discarded early | {} | {} |", s.bulk_dropped_packets, p.bulk_dropped_packets);
+        let _ = writeln!(
+            out,
+            "| Time from the drop until critical < 2 ms | — | {:.0} ms |",
+            p.time_to_protect_ms.unwrap_or(0.0)
+        );
+        out
+    }
+
+    fn time_series_markdown(&self) -> String {
+        let mut out = String::from("\n## Critical latency over time (mean ± sd across trials)\n\n");
+        let _ = writeln!(out, "| Time (s) | Standard stack (ms) | Bauxite protected (ms) |");
+        let _ = writeln!(out, "| :---: | :---: | :---: |");
+        let cell = |v: Option<(f64, f64)>| v.map_or("—".into(), |(m, sd)| format!("{m:.2} ± {sd:.2}"));
+        for c in &self.time_series_ms {
+            let _ = writeln!(out, "| {:.1} | {} | {} |", c.t_s, cell(c.standard), cell(c.protected));
+        }
+        out
+    }
+
+    /// Phase 3's table: each recording's verdict and whether the audit reproduced the live figures.
+    fn audit_markdown(&self) -> String {
+        let mut out = String::from("\n## Phase 3: audit of the recordings (`bauxite audit FILE`)\n\n");
+        out.push_str(
+            "| Recording | Verdict | Figures recomputed from the file equal the live ones | Failed checks |\n",
+        );
+        out.push_str("| :--- | :---: | :---: | :--- |\n");
+        for a in &self.audit {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                a.recording,
+                if a.pass { "pass" } else { "FAIL" },
+                if a.reproduces_live_figures { "yes" } else { "NO" },
+                if a.failed_checks.is_empty() { "—".to_string() } else { a.failed_checks.join(", ") }
+            );
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn phase(latency_ms: f64) -> PhaseData {
+        PhaseData {
+            critical: (0..1000).map(|i| (f64::from(i) * 0.01, Some(latency_ms))).collect(),
+            updates: (0..200).map(|i| (f64::from(i) * 0.05, 5.0)).collect(),
+            drop_at: 5.0,
+            duration: 10.0,
+            ..PhaseData::default()
+        }
+    }
+
+    fn keys(v: &serde_json::Value) -> Vec<&str> {
+        let mut k: Vec<&str> = v.as_object().expect("an object").keys().map(String::as_str).collect();
+        k.sort_unstable();
+        k
+    }
+
+    /// The keys `crates/cli/tests/demo.rs`, the audit and the README read, and the
+    /// shapes of the checkpoints (`[mean, sd]` or `null`).
+    #[test]
+    fn summary_json_keeps_its_keys_and_shapes() {
+        let scenario = Scenario::seed(std::time::Duration::from_secs(10)).unwrap();
+        let (standard, protected) = ([phase(300.0)], [phase(0.5)]);
+        let summary = DemoSummary::new(&scenario, "auto".into(), &standard, &protected, Vec::new(), Vec::new());
+        let json = serde_json::to_value(&summary).unwrap();
+        assert_eq!(keys(&json), ["audit", "link", "phases", "protected_rate", "runs", "time_series_ms", "trials"]);
+        assert_eq!(json["link"], serde_json::json!({"before_mbps": 50.0, "after_mbps": 1.5, "drop_at_s": 5.0}));
+        let (s, p) = (&json["phases"]["standard"], &json["phases"]["protected"]);
+        assert_eq!(keys(&s["critical_latency_ms"]), ["max", "mean", "p50", "p95", "p99"]);
+        assert_eq!(keys(&s["update_delay_ms"]), ["mean", "p99"]);
+        assert_eq!(s["critical_latency_ms"]["p99"], 300.0);
+        assert!(s.get("time_to_protect_ms").is_none() && p["time_to_protect_ms"].is_number());
+        let at = |t: f64| json["time_series_ms"].as_array().unwrap().iter().find(|c| c["t_s"] == t).unwrap().clone();
+        assert_eq!(at(6.0)["standard"], serde_json::json!([300.0, 0.0]));
+        assert_eq!(at(20.0)["protected"], serde_json::json!([0.5, 0.0]), "past the end: the last second");
+        let back: DemoSummary = serde_json::from_value(json).unwrap();
+        assert_eq!(back, summary, "summary.json reads back as the same figures");
+        let md = summary.markdown(&scenario);
+        assert!(md.contains("| Critical latency, p99 | 300.00 ms | 0.50 ms |"), "{md}");
+    }
+}
