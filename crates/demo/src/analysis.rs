@@ -203,7 +203,7 @@ pub fn summarize(trials: &[PhaseData], protected: bool) -> PhaseSummary {
         bulk_throughput_mbps: bytes as f64 * 8.0 / seconds.max(1e-9) / 1e6,
         bulk_dropped_packets: dropped,
         video_fps: frames as f64 / seconds.max(1e-9),
-        time_to_protect_ms: protected.then(|| protect.iter().sum::<f64>() / protect.len().max(1) as f64),
+        time_to_protect_ms: protected.then(|| stats::mean(&protect).unwrap_or(0.0)),
     }
 }
 

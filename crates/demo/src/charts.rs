@@ -46,7 +46,7 @@ fn across_trials(name: &str, trials: &[Vec<(f64, f64)>], duration: f64, reduce: 
     let mut series = Series { name: name.into(), max_step: Some(1.5 * BIN_S), ..Series::default() };
     for (bin, values) in per_bin.iter().enumerate().filter(|(_, v)| !v.is_empty()) {
         let x = (bin as f64 + 0.5) * BIN_S;
-        let mean = values.iter().sum::<f64>() / values.len() as f64;
+        let mean = bauxite_core::stats::mean(values).expect("a bin with values");
         let (lo, hi) = values.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| (l.min(*v), h.max(*v)));
         series.points.push((x, mean));
         series.band.push((x, lo, hi));

@@ -15,10 +15,10 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Serialize, Serializer};
 
-use bauxite_core::stats::mean_ci95;
+use bauxite_core::stats::{self, mean_ci95};
 
 use crate::error::SimError;
-use crate::metrics::FIGURES;
+use crate::metrics::{ClassRow, FIGURES};
 use crate::scenario::{ScenarioConfig, ScenarioResult, TrafficClass, run_scenario};
 use crate::scheduler::Scheduler;
 use crate::util::{first_seen, on_off};
@@ -403,6 +403,12 @@ pub fn run_study(config: &StudyConfig, progress: &(dyn Fn(Progress<'_>) + Sync))
     Ok(StudyResult { config: config.clone(), runs, classes, wall_s, events, threads })
 }
 
+/// The mean over seeds of a packet count (`rows` always holds the first seed's row).
+fn mean_count(rows: &[&ClassRow], count: fn(&ClassRow) -> u64) -> f64 {
+    let counts: Vec<f64> = rows.iter().map(|r| count(r) as f64).collect();
+    stats::mean(&counts).expect("a point has at least one seed")
+}
+
 /// Groups consecutive runs of one point (the plan puts a point's seeds together)
 /// and summarises each class over them.
 fn aggregate(runs: &[(RunSpec, ScenarioResult)], seeds: usize) -> Vec<ClassSummary> {
@@ -412,7 +418,6 @@ fn aggregate(runs: &[(RunSpec, ScenarioResult)], seeds: usize) -> Vec<ClassSumma
         for class_row in &first.classes {
             let class = class_row.class;
             let rows: Vec<_> = point.iter().filter_map(|(_, r)| r.classes.iter().find(|c| c.class == class)).collect();
-            let n = rows.len() as f64;
             let mut figures = [Figure::default(); 6];
             for (i, figure) in figures.iter_mut().enumerate() {
                 let values: Vec<f64> = rows.iter().filter_map(|r| r.figures()[i]).collect();
@@ -430,8 +435,8 @@ fn aggregate(runs: &[(RunSpec, ScenarioResult)], seeds: usize) -> Vec<ClassSumma
                 class,
                 seeds: rows.len() as u32,
                 flows: class_row.flows,
-                tx_packets: rows.iter().map(|r| r.tx_packets as f64).sum::<f64>() / n,
-                rx_packets: rows.iter().map(|r| r.rx_packets as f64).sum::<f64>() / n,
+                tx_packets: mean_count(&rows, |r| r.tx_packets),
+                rx_packets: mean_count(&rows, |r| r.rx_packets),
                 figures,
             });
         }
