@@ -183,13 +183,13 @@ impl BenchReport {
 pub const SCAN_BYTES: usize = 8704;
 const BENCH_TYPE: &str = "bauxite_msgs::msg::dds_::BenchSample_";
 
-fn io(what: &str, e: impl std::fmt::Display) -> BridgeError {
-    BridgeError::Io(format!("{what}: {e}"))
+fn io(what: &str) -> impl FnOnce(std::io::Error) -> BridgeError {
+    move |e| BridgeError::io(what, e)
 }
 
 /// Runs the benchmark and writes its files.
 pub fn run(options: &BenchOptions) -> Result<BenchReport, BridgeError> {
-    std::fs::create_dir_all(&options.out).map_err(|e| io("creating the output directory", e))?;
+    std::fs::create_dir_all(&options.out).map_err(io("creating the output directory"))?;
     let dds_config =
         DdsConfig { domain_id: options.domain_id, interfaces: Some(vec!["127.0.0.1".parse().expect("ip")]) };
     let config_path = options.out.join("bridge.yaml");
@@ -201,10 +201,10 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, BridgeError> {
         let _ = writeln!(config, "  - {{name: /bench/cap{size}, type: bauxite_msgs/msg/BenchSample}}");
     }
     config.push_str("classifier: {enabled: false}\ndiagnostics: {enabled: false}\n");
-    std::fs::write(&config_path, &config).map_err(|e| io("writing bridge.yaml", e))?;
+    std::fs::write(&config_path, &config).map_err(io("writing bridge.yaml"))?;
     crate::config::load(&config_path)?;
 
-    let log = std::fs::File::create(options.out.join("bridge.log")).map_err(|e| io("creating bridge.log", e))?;
+    let log = std::fs::File::create(options.out.join("bridge.log")).map_err(io("creating bridge.log"))?;
     let child = Command::new(&options.exe)
         .args(["bridge", "--config"])
         .arg(&config_path)
@@ -212,7 +212,7 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, BridgeError> {
         .stdout(Stdio::null())
         .stderr(log)
         .spawn()
-        .map_err(|e| io("starting the bridge", e))?;
+        .map_err(io("starting the bridge"))?;
     let mut bridge = ChildGuard(child);
     let pid = bridge.0.id();
 
@@ -226,7 +226,7 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, BridgeError> {
         capacity.push(capacity_run(options, &publisher, &subscriber, clock, pid, size)?);
     }
     if let Ok(Some(status)) = bridge.0.try_wait() {
-        return Err(io("the bridge", format!("exited during the benchmark ({status}); see bridge.log")));
+        return Err(BridgeError::Bench(format!("the bridge exited during the benchmark ({status}); see bridge.log")));
     }
     drop(bridge);
     let report = BenchReport {
@@ -234,9 +234,9 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, BridgeError> {
         capacity,
         cores: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
     };
-    let json = serde_json::to_string_pretty(&report).map_err(|e| io("encoding summary.json", e))?;
-    std::fs::write(options.out.join("summary.json"), json).map_err(|e| io("writing summary.json", e))?;
-    std::fs::write(options.out.join("summary.md"), report.markdown()).map_err(|e| io("writing summary.md", e))?;
+    let json = serde_json::to_string_pretty(&report).map_err(BridgeError::Encode)?;
+    std::fs::write(options.out.join("summary.json"), json).map_err(io("writing summary.json"))?;
+    std::fs::write(options.out.join("summary.md"), report.markdown()).map_err(io("writing summary.md"))?;
     Ok(report)
 }
 
@@ -368,7 +368,9 @@ fn warm_up(writer: &RawWriter, receivers: &[&Receiver], size: usize, clock: Cloc
     let mut seq = u64::MAX / 2;
     while receivers.iter().any(|r| r.count() == 0) {
         if Instant::now() > deadline {
-            return Err(io("warm-up", "no sample came through in 30 s (is the bridge running? see bridge.log)"));
+            return Err(BridgeError::Bench(
+                "warm-up: no sample came through in 30 s (is the bridge running? see bridge.log)".into(),
+            ));
         }
         let _ = writer.write(sample(seq, size, clock), None);
         seq += 1;
@@ -409,7 +411,7 @@ fn latency_run(
     let rate_hz = 30.0;
     let period = Duration::from_secs_f64(1.0 / rate_hz);
     let n = (options.latency_duration.as_secs_f64() * rate_hz) as u64;
-    let before = proc_usage(pid).ok_or_else(|| io("the bridge", "its /proc entry is gone"))?;
+    let before = proc_usage(pid).ok_or_else(|| BridgeError::Bench("the bridge process is gone from /proc".into()))?;
     let start = Instant::now();
     for seq in 0..n {
         if let Some(wait) = (start + period * seq as u32).checked_duration_since(Instant::now()) {
@@ -418,7 +420,7 @@ fn latency_run(
         let _ = writer.write(sample(seq, SCAN_BYTES, clock), None);
     }
     let wall = start.elapsed();
-    let after = proc_usage(pid).ok_or_else(|| io("the bridge", "its /proc entry is gone"))?;
+    let after = proc_usage(pid).ok_or_else(|| BridgeError::Bench("the bridge process is gone from /proc".into()))?;
     std::thread::sleep(Duration::from_millis(500));
     let (d, b) = (direct.take(), bridged.take());
     let direct_by_seq: std::collections::HashMap<u64, Nanos> = d.iter().copied().collect();

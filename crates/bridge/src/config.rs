@@ -18,13 +18,14 @@
 //! ```
 
 use std::fmt;
+use std::marker::PhantomData;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
 use bauxite_core::units::{deserialize_from_str, duration_text};
-use bauxite_core::{ConfigError, parse_yaml, read_config};
+use bauxite_core::{ConfigError, format_duration, parse_duration, parse_yaml, read_config};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The whole file.
@@ -61,10 +62,12 @@ pub struct BridgeConfig {
 #[serde(deny_unknown_fields)]
 pub struct DdsConfig {
     /// The DDS domain (ROS 2's `ROS_DOMAIN_ID`).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "count::<_, DomainId, _>")]
     pub domain_id: u16,
-    /// Restrict discovery and multicast to the interfaces with these addresses (all when absent).
-    /// `[127.0.0.1]` keeps everything on this host.
+    /// The one interface address to use (all interfaces when absent): every UDP socket binds
+    /// it, and discovery announces and multicast use only it. `[127.0.0.1]` keeps everything
+    /// on this host. A list for the day RustDDS can listen on several addresses; today it holds
+    /// one IPv4 address, since RustDDS binds one address per port (vendor/README.md).
     #[serde(default)]
     pub interfaces: Option<Vec<IpAddr>>,
 }
@@ -115,7 +118,7 @@ pub struct TopicQos {
     /// KEEP_LAST depth of the reader and both writers. The reader's is what matters: samples
     /// that arrive while more than `depth` wait to be taken are overwritten inside RustDDS,
     /// silently. ROS 2's usual 10 lost 7 % at 8 000 samples/s of 1 KB; 100 kept up to 15 000.
-    #[serde(default = "hundred", deserialize_with = "at_least_one")]
+    #[serde(default = "hundred", deserialize_with = "count::<_, Depth, _>")]
     pub depth: usize,
     /// Unacknowledged samples the critical writer may hold before a write blocks
     /// (RustDDS sizes a RELIABLE writer's window from RESOURCE_LIMITS, not from the depth).
@@ -123,10 +126,14 @@ pub struct TopicQos {
     /// lease (10 s in Cyclone) about when the window fills, and 256 samples in flight keep
     /// loopback throughput near RustDDS's own (32 gave a third of it). It costs up to 256
     /// samples of memory per topic.
-    #[serde(default = "two_fifty_six", deserialize_with = "at_least_one")]
+    #[serde(default = "two_fifty_six", deserialize_with = "count::<_, CriticalWindow, _>")]
     pub critical_window: usize,
     /// How long one critical write may block on a full window before it is retried.
-    #[serde(default = "twenty_ms", with = "duration_text")]
+    #[serde(
+        default = "twenty_ms",
+        serialize_with = "duration_text::serialize",
+        deserialize_with = "span::<_, Blocking>"
+    )]
     pub critical_blocking: Duration,
 }
 
@@ -224,38 +231,38 @@ pub struct ClassifierConfig {
     #[serde(deserialize_with = "topic_name")]
     pub reply_topic: String,
     /// Probes per second.
-    #[serde(deserialize_with = "positive")]
+    #[serde(deserialize_with = "number::<_, ProbeRate>")]
     pub probe_rate_hz: f64,
     /// At most this many resolved probes per subscriber count.
-    #[serde(deserialize_with = "at_least_one")]
+    #[serde(deserialize_with = "count::<_, Samples, _>")]
     pub window_samples: usize,
     /// ...and only those sent within this long.
-    #[serde(with = "duration_text")]
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, ProbeWindow>")]
     pub window: Duration,
     /// How often subscribers are evaluated. The seed does not say; 1 s makes three consecutive
     /// evaluations span 3 s, well inside its ~20 s detection and recovery.
-    #[serde(with = "duration_text")]
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Evaluation>")]
     pub evaluate_every: Duration,
     /// A probe unanswered for this long is lost.
-    #[serde(with = "duration_text")]
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, ReplyTimeout>")]
     pub reply_timeout: Duration,
     /// Fewer resolved probes than this give no verdict.
-    #[serde(deserialize_with = "at_least_one")]
+    #[serde(deserialize_with = "count::<_, Samples, _>")]
     pub min_samples: usize,
     /// Demote when the mean RTT is above this...
-    #[serde(with = "duration_text")]
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Rtt>")]
     pub demote_rtt: Duration,
     /// ...or the loss is above this (percent).
-    #[serde(deserialize_with = "percent")]
+    #[serde(deserialize_with = "number::<_, Percent>")]
     pub demote_loss_pct: f64,
     /// Promote only when the mean RTT is below this...
-    #[serde(with = "duration_text")]
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Rtt>")]
     pub promote_rtt: Duration,
     /// ...and the loss below this (percent).
-    #[serde(deserialize_with = "percent")]
+    #[serde(deserialize_with = "number::<_, Percent>")]
     pub promote_loss_pct: f64,
     /// Consecutive evaluations needed for either move.
-    #[serde(deserialize_with = "at_least_one_u32")]
+    #[serde(deserialize_with = "count::<_, Consecutive, _>")]
     pub consecutive: u32,
     /// Let UNKNOWN stand (treated as degraded); false treats UNKNOWN as CRITICAL.
     pub allow_unknown_state: bool,
@@ -288,22 +295,22 @@ impl Default for ClassifierConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct PolicyConfig {
     /// The noncritical path's rate while its subscribers are healthy.
-    #[serde(deserialize_with = "positive")]
+    #[serde(deserialize_with = "number::<_, SampleRate>")]
     pub noncritical_hz: f64,
     /// ...and while any of them is degraded.
-    #[serde(deserialize_with = "positive")]
+    #[serde(deserialize_with = "number::<_, SampleRate>")]
     pub degraded_hz: f64,
     /// Token-bucket depth in samples (more than one, or jittery input loses rate).
-    #[serde(deserialize_with = "at_least_one_f64")]
+    #[serde(deserialize_with = "number::<_, Burst>")]
     pub burst: f64,
     /// Noncritical samples older than this when their turn comes are dropped.
-    #[serde(with = "duration_text")]
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, MaxAge>")]
     pub max_age: Duration,
     /// The critical writer's queue (drop-oldest).
-    #[serde(deserialize_with = "at_least_one")]
+    #[serde(deserialize_with = "count::<_, Queue, _>")]
     pub critical_queue: usize,
     /// The noncritical writer's queue (drop-oldest).
-    #[serde(deserialize_with = "at_least_one")]
+    #[serde(deserialize_with = "count::<_, Queue, _>")]
     pub noncritical_queue: usize,
     /// EMERGENCY stops the critical path too (the seed's "stop all forwarding").
     pub emergency_stops_critical: bool,
@@ -328,12 +335,13 @@ impl Default for PolicyConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
     /// Fill of the fullest queue, 0–1.
-    #[serde(deserialize_with = "fraction")]
+    #[serde(deserialize_with = "number::<_, Fraction>")]
     pub queue_fill: f64,
     /// Callback lag.
-    #[serde(with = "duration_text")]
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Lag>")]
     pub lag: Duration,
     /// Errors within the error window.
+    #[serde(deserialize_with = "count::<_, Errors, _>")]
     pub errors: u64,
 }
 
@@ -342,15 +350,16 @@ pub struct Limits {
 #[serde(deny_unknown_fields, default)]
 pub struct RecoverLimits {
     /// Fill of the fullest queue, 0–1.
-    #[serde(deserialize_with = "fraction")]
+    #[serde(deserialize_with = "number::<_, Fraction>")]
     pub queue_fill: f64,
     /// Callback lag.
-    #[serde(with = "duration_text")]
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Lag>")]
     pub lag: Duration,
     /// Errors within the error window.
+    #[serde(deserialize_with = "count::<_, Errors, _>")]
     pub errors: u64,
     /// How long the calm must last.
-    #[serde(with = "duration_text")]
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Hold>")]
     pub hold: Duration,
 }
 
@@ -359,15 +368,16 @@ pub struct RecoverLimits {
 #[serde(deny_unknown_fields, default)]
 pub struct EmergencyLimits {
     /// Fill of the fullest queue, 0–1.
-    #[serde(deserialize_with = "fraction")]
+    #[serde(deserialize_with = "number::<_, Fraction>")]
     pub queue_fill: f64,
     /// Callback lag.
-    #[serde(with = "duration_text")]
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Lag>")]
     pub lag: Duration,
     /// Errors within the error window.
+    #[serde(deserialize_with = "count::<_, Errors, _>")]
     pub errors: u64,
     /// How long without a break.
-    #[serde(with = "duration_text")]
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Hold>")]
     pub after: Duration,
 }
 
@@ -401,10 +411,10 @@ impl EmergencyLimits {
 #[serde(deny_unknown_fields, default)]
 pub struct SupervisorConfig {
     /// How often vital signs are taken.
-    #[serde(with = "duration_text")]
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Tick>")]
     pub tick: Duration,
     /// Errors are summed over this long.
-    #[serde(with = "duration_text")]
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, ErrorWindow>")]
     pub error_window: Duration,
     /// NORMAL → DEGRADED.
     pub degrade: Limits,
@@ -436,7 +446,7 @@ pub struct DiagnosticsConfig {
     #[serde(deserialize_with = "topic_name")]
     pub topic: String,
     /// How often (and at every mode change).
-    #[serde(with = "duration_text")]
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Period>")]
     pub period: Duration,
 }
 
@@ -451,7 +461,7 @@ impl Default for DiagnosticsConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct TelemetryConfig {
     /// A status line per topic this often.
-    #[serde(with = "duration_text")]
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, StatusEvery>")]
     pub status_every: Duration,
     /// Record classifier, path and supervisor telemetry to this MCAP file.
     pub record: Option<PathBuf>,
@@ -479,49 +489,158 @@ fn twenty_ms() -> Duration {
     Duration::from_millis(20)
 }
 
-/// A number checked while it is parsed, so a bad one is reported at its own line.
-struct Checked<const KIND: u8>(f64);
+/// The range a number of the file must fall in; checked while it is parsed, so a bad value is
+/// reported at its own line. Every number has one: a value that is positive but absurd (a probe
+/// rate of 1e-300 Hz, a queue of 4 billion samples) would otherwise pass and then panic, spin or
+/// exhaust memory in the running bridge.
+trait Range {
+    const MIN: f64;
+    const MAX: f64;
+    /// Only whole numbers.
+    const WHOLE: bool;
+    /// Why the range ends where it does, when the bounds do not say it themselves.
+    const WHY: &'static str;
+}
 
-const POSITIVE: u8 = 0;
-const FRACTION: u8 = 1;
-const PERCENT: u8 = 2;
-const AT_LEAST_ONE: u8 = 3;
+/// Declares a [`Range`]: `Name: min..=max`, optionally `whole` and a reason.
+macro_rules! range {
+    (@whole) => { false };
+    (@whole whole) => { true };
+    ($($(#[$doc:meta])* $name:ident: $min:literal ..= $max:literal $(, $whole:ident)? $(; $why:literal)?;)*) => {$(
+        $(#[$doc])*
+        struct $name;
+        impl Range for $name {
+            const MIN: f64 = $min as f64;
+            const MAX: f64 = $max as f64;
+            const WHOLE: bool = range!(@whole $($whole)?);
+            const WHY: &'static str = concat!("" $(, " (", $why, ")")?);
+        }
+    )*};
+}
 
-impl<const KIND: u8> FromStr for Checked<KIND> {
+range! {
+    /// RTPS ports are 7400 + 250 × domain + offsets: domain 233 starts at 65 650 and wraps.
+    DomainId: 0..=232, whole; "the RTPS ports of higher domains pass 65535";
+    /// A KEEP_LAST history: samples of memory per reader and writer.
+    Depth: 1..=10_000, whole;
+    /// Unacknowledged critical samples: memory per topic.
+    CriticalWindow: 1..=65_536, whole;
+    /// Probes per second: one control-loop wake-up each.
+    ProbeRate: 0.1..=100;
+    /// Resolved probes kept or needed per subscriber.
+    Samples: 1..=10_000, whole;
+    /// A loss threshold.
+    Percent: 0..=100;
+    /// Evaluations in a row.
+    Consecutive: 1..=1_000, whole;
+    /// A forwarding rate in samples per second.
+    SampleRate: 0.01..=100_000;
+    /// Token-bucket depth in samples.
+    Burst: 1..=10_000;
+    /// A drop-oldest queue in samples: memory per topic.
+    Queue: 1..=65_536, whole;
+    /// A queue fill.
+    Fraction: 0..=1;
+    /// Errors within the error window.
+    Errors: 0..=1_000_000, whole;
+}
+
+/// A number within `R`.
+struct InRange<R>(f64, PhantomData<R>);
+
+impl<R: Range> FromStr for InRange<R> {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let v: f64 = s.trim().parse().map_err(|_| format!("`{s}` is not a number"))?;
-        let (ok, want) = match KIND {
-            POSITIVE => (v > 0.0, "greater than 0"),
-            FRACTION => ((0.0..=1.0).contains(&v), "between 0 and 1"),
-            PERCENT => ((0.0..=100.0).contains(&v), "a percentage between 0 and 100"),
-            _ => (v >= 1.0, "at least 1"),
-        };
-        if ok && v.is_finite() { Ok(Self(v)) } else { Err(format!("`{s}` must be {want}")) }
+        let whole = if R::WHOLE { "a whole number " } else { "" };
+        if (R::MIN..=R::MAX).contains(&v) && !(R::WHOLE && v.fract() != 0.0) {
+            Ok(Self(v, PhantomData))
+        } else {
+            Err(format!("`{s}` must be {whole}between {} and {}{}", R::MIN, R::MAX, R::WHY))
+        }
     }
 }
 
-fn positive<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    deserialize_from_str::<D, Checked<POSITIVE>>(d).map(|c| c.0)
+fn number<'de, D: Deserializer<'de>, R: Range>(d: D) -> Result<f64, D::Error> {
+    deserialize_from_str::<D, InRange<R>>(d).map(|v| v.0)
 }
-fn fraction<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    deserialize_from_str::<D, Checked<FRACTION>>(d).map(|c| c.0)
+
+/// A whole number within `R` (every whole range fits `u16`, `u32`, `u64` and `usize`).
+fn count<'de, D: Deserializer<'de>, R: Range, T: TryFrom<u64>>(d: D) -> Result<T, D::Error> {
+    let v = number::<D, R>(d)?;
+    T::try_from(v as u64).map_err(|_| serde::de::Error::custom(format!("`{v}` is too large")))
 }
-fn percent<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    deserialize_from_str::<D, Checked<PERCENT>>(d).map(|c| c.0)
+
+/// The range a duration of the file must fall in; like [`Range`], it keeps a valid-looking
+/// value from spinning a thread (`supervisor.tick: 1ns`) or never firing.
+trait Span {
+    const MIN: Duration;
+    const MAX: Duration;
 }
-fn at_least_one_f64<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    deserialize_from_str::<D, Checked<AT_LEAST_ONE>>(d).map(|c| c.0)
+
+/// Declares a [`Span`]: `Name: min..=max` as `Duration` expressions.
+macro_rules! span {
+    ($($(#[$doc:meta])* $name:ident: $min:expr, $max:expr;)*) => {$(
+        $(#[$doc])*
+        struct $name;
+        impl Span for $name {
+            const MIN: Duration = $min;
+            const MAX: Duration = $max;
+        }
+    )*};
 }
-fn at_least_one<'de, D: Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
-    let v = deserialize_from_str::<D, Checked<AT_LEAST_ONE>>(d)?.0;
-    if v.fract() != 0.0 || v > u32::MAX as f64 {
-        return Err(serde::de::Error::custom(format!("`{v}` must be a whole number")));
+
+const fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+const fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
+
+span! {
+    /// How long one critical write may block before it is retried.
+    Blocking: ms(1), secs(10);
+    /// How far back the classifier looks.
+    ProbeWindow: ms(100), secs(600);
+    /// Between classifier evaluations.
+    Evaluation: ms(10), secs(60);
+    /// Before a probe counts as lost.
+    ReplyTimeout: ms(1), secs(60);
+    /// A demotion or promotion RTT.
+    Rtt: ms(1), secs(60);
+    /// Noncritical samples older than this are dropped.
+    MaxAge: ms(1), secs(600);
+    /// A callback-lag limit.
+    Lag: ms(1), secs(600);
+    /// How long a calm or an emergency must last.
+    Hold: ms(10), secs(3600);
+    /// The supervisor's tick: one control-loop wake-up each.
+    Tick: ms(10), secs(10);
+    /// Errors are summed over this long.
+    ErrorWindow: ms(10), secs(3600);
+    /// Between diagnostics messages.
+    Period: ms(10), secs(3600);
+    /// Between status lines.
+    StatusEvery: ms(100), secs(3600);
+}
+
+/// A duration within `S`.
+struct InSpan<S>(Duration, PhantomData<S>);
+
+impl<S: Span> FromStr for InSpan<S> {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let d = parse_duration(s).map_err(|e| e.to_string())?;
+        if (S::MIN..=S::MAX).contains(&d) {
+            Ok(Self(d, PhantomData))
+        } else {
+            Err(format!("`{s}` must be between {} and {}", format_duration(S::MIN), format_duration(S::MAX)))
+        }
     }
-    Ok(v as usize)
 }
-fn at_least_one_u32<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    at_least_one(d).map(|v| v as u32)
+
+fn span<'de, D: Deserializer<'de>, S: Span>(d: D) -> Result<Duration, D::Error> {
+    deserialize_from_str::<D, InSpan<S>>(d).map(|v| v.0)
 }
 
 /// A topic name: non-empty, no whitespace, no empty segment, no trailing `/`.
@@ -579,6 +698,17 @@ impl Invalid {
 impl BridgeConfig {
     /// Checks what single values cannot: names, references and the order of thresholds.
     fn check(&self) -> Result<(), Invalid> {
+        self.dds.check()?;
+        self.check_topics()?;
+        self.check_subscribers()?;
+        self.classifier.check()?;
+        self.policy.check()?;
+        self.supervisor.check()
+    }
+
+    /// At least one topic; ROS 2 type names; no DDS name used twice (inputs, outputs and the
+    /// bridge's own probe, reply and diagnostics topics).
+    fn check_topics(&self) -> Result<(), Invalid> {
         if self.topics.is_empty() {
             return Err(Invalid::new("topics", "topics:", "at least one topic is needed"));
         }
@@ -609,6 +739,11 @@ impl BridgeConfig {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Each subscriber listed once, reading only bridged topics.
+    fn check_subscribers(&self) -> Result<(), Invalid> {
         let mut names = std::collections::BTreeSet::new();
         for (i, s) in self.subscribers.iter().enumerate() {
             if !names.insert(&s.name) {
@@ -628,34 +763,79 @@ impl BridgeConfig {
                 }
             }
         }
-        let c = &self.classifier;
-        if c.promote_rtt > c.demote_rtt {
+        Ok(())
+    }
+
+    /// The subscribers configured for `topic` (those without a topic list read every topic).
+    pub fn subscribers_of<'a>(&'a self, topic: &'a str) -> impl Iterator<Item = &'a SubscriberConfig> + 'a {
+        self.subscribers.iter().filter(move |s| s.topics.as_ref().is_none_or(|ts| ts.iter().any(|t| t == topic)))
+    }
+}
+
+impl DdsConfig {
+    /// `interfaces` names what the sockets can bind: one IPv4 address.
+    fn check(&self) -> Result<(), Invalid> {
+        match self.interfaces.as_deref() {
+            None | Some([IpAddr::V4(_)]) => Ok(()),
+            Some([]) => Err(Invalid::new("dds.interfaces", "interfaces", "name one address, or leave it out for all")),
+            Some([IpAddr::V6(ip)]) => Err(Invalid::new(
+                "dds.interfaces",
+                "interfaces",
+                format!("{ip} is IPv6; RustDDS's transport is IPv4 only"),
+            )),
+            Some(_) => Err(Invalid::new(
+                "dds.interfaces",
+                "interfaces",
+                "name one address: RustDDS binds one address per port, so more could not be bound exactly",
+            )),
+        }
+    }
+}
+
+impl ClassifierConfig {
+    /// Promotion thresholds at or below demotion ones (hysteresis), and enough samples.
+    fn check(&self) -> Result<(), Invalid> {
+        if self.promote_rtt > self.demote_rtt {
             return Err(Invalid::new("classifier.promote_rtt", "promote_rtt:", "must not exceed demote_rtt"));
         }
-        if c.promote_loss_pct > c.demote_loss_pct {
+        if self.promote_loss_pct > self.demote_loss_pct {
             return Err(Invalid::new(
                 "classifier.promote_loss_pct",
                 "promote_loss_pct:",
                 "must not exceed demote_loss_pct",
             ));
         }
-        if c.min_samples > c.window_samples {
+        if self.min_samples > self.window_samples {
             return Err(Invalid::new("classifier.min_samples", "min_samples:", "must not exceed window_samples"));
         }
-        if self.policy.degraded_hz > self.policy.noncritical_hz {
+        Ok(())
+    }
+}
+
+impl PolicyConfig {
+    /// Degraded subscribers never get more than healthy ones.
+    fn check(&self) -> Result<(), Invalid> {
+        if self.degraded_hz > self.noncritical_hz {
             return Err(Invalid::new("policy.degraded_hz", "degraded_hz:", "must not exceed noncritical_hz"));
         }
-        let s = &self.supervisor;
+        Ok(())
+    }
+}
+
+impl SupervisorConfig {
+    /// recover ≤ degrade ≤ emergency, limit by limit.
+    fn check(&self) -> Result<(), Invalid> {
         let ordered = |a: &Limits, b: &Limits| a.queue_fill <= b.queue_fill && a.lag <= b.lag && a.errors <= b.errors;
-        let recover = Limits { queue_fill: s.recover.queue_fill, lag: s.recover.lag, errors: s.recover.errors };
-        if !ordered(&recover, &s.degrade) {
+        let recover =
+            Limits { queue_fill: self.recover.queue_fill, lag: self.recover.lag, errors: self.recover.errors };
+        if !ordered(&recover, &self.degrade) {
             return Err(Invalid::new(
                 "supervisor.recover",
                 "recover:",
                 "each recover limit must be ≤ its degrade limit",
             ));
         }
-        if !ordered(&s.degrade, &s.emergency.limits()) {
+        if !ordered(&self.degrade, &self.emergency.limits()) {
             return Err(Invalid::new(
                 "supervisor.emergency",
                 "emergency:",
@@ -663,11 +843,6 @@ impl BridgeConfig {
             ));
         }
         Ok(())
-    }
-
-    /// The subscribers configured for `topic` (those without a topic list read every topic).
-    pub fn subscribers_of<'a>(&'a self, topic: &'a str) -> impl Iterator<Item = &'a SubscriberConfig> + 'a {
-        self.subscribers.iter().filter(move |s| s.topics.as_ref().is_none_or(|ts| ts.iter().any(|t| t == topic)))
     }
 }
 
@@ -772,7 +947,7 @@ policy:
         assert_eq!((e.line, e.key.as_deref()), (Some(10), Some("classifier.demote_rtt")), "{e}");
         let e = parse_text(&GOOD.replace("degraded_hz: 2", "degraded_hz: -2")).unwrap_err();
         assert_eq!((e.line, e.key.as_deref()), (Some(12), Some("policy.degraded_hz")), "{e}");
-        assert!(e.message.contains("greater than 0"), "{e}");
+        assert!(e.message.contains("between 0.01 and 100000"), "{e}");
         let e = parse_text(&GOOD.replace("override: noncritical", "override: sometimes")).unwrap_err();
         assert_eq!(e.line, Some(8), "{e}");
         let e = parse_text(&GOOD.replace("name: /scan", "name: /scan/")).unwrap_err();
@@ -781,6 +956,55 @@ policy:
         let e = parse_text(&text).unwrap_err();
         assert_eq!(e.line, Some(14), "{e}");
         assert!(e.message.contains("between 0 and 1"), "{e}");
+    }
+
+    /// Issue 10 #2 and #7: values that passed and then panicked (a probe rate of 1e-300 Hz),
+    /// spun a core (1e300 Hz, a 1 ns tick) or wrapped the RTPS ports (domain 233).
+    #[test]
+    fn every_rate_duration_and_size_is_bounded_at_its_line_and_key() {
+        let cases = [
+            ("classifier: {probe_rate_hz: 1e-300}", "classifier.probe_rate_hz", "between 0.1 and 100"),
+            ("classifier: {probe_rate_hz: 1e300}", "classifier.probe_rate_hz", "between 0.1 and 100"),
+            ("classifier: {probe_rate_hz: .nan}", "classifier.probe_rate_hz", "between"),
+            ("classifier: {window: 1ns}", "classifier.window", "between 100ms and 600s"),
+            ("classifier: {evaluate_every: 1ns}", "classifier.evaluate_every", "between 10ms and 60s"),
+            ("classifier: {reply_timeout: 1000000s}", "classifier.reply_timeout", "between 1ms and 60s"),
+            ("classifier: {window_samples: 4294967295}", "classifier.window_samples", "between 1 and 10000"),
+            ("classifier: {consecutive: 2.5}", "classifier.consecutive", "a whole number"),
+            ("policy: {noncritical_hz: 1e300}", "policy.noncritical_hz", "between 0.01 and 100000"),
+            ("policy: {burst: 1e9}", "policy.burst", "between 1 and 10000"),
+            ("policy: {critical_queue: 4294967295}", "policy.critical_queue", "between 1 and 65536"),
+            ("policy: {max_age: 1ns}", "policy.max_age", "between 1ms and 600s"),
+            ("supervisor: {tick: 1ns}", "supervisor.tick", "between 10ms and 10s"),
+            ("supervisor: {tick: 1000s}", "supervisor.tick", "between 10ms and 10s"),
+            ("supervisor: {error_window: 1ns}", "supervisor.error_window", "between 10ms and 3600s"),
+            ("supervisor:\n  emergency: {errors: 1e12}", "supervisor.emergency.errors", "between 0 and 1000000"),
+            ("supervisor:\n  recover: {hold: 1ns}", "supervisor.recover.hold", "between 10ms and 3600s"),
+            ("diagnostics: {period: 1ns}", "diagnostics.period", "between 10ms and 3600s"),
+            ("telemetry: {status_every: 1ns}", "telemetry.status_every", "between 100ms and 3600s"),
+            ("dds: {domain_id: 233}", "dds.domain_id", "pass 65535"),
+        ];
+        let topic = "topics:\n  - {name: /scan, type: sensor_msgs/msg/LaserScan}\n";
+        for (section, key, why) in cases {
+            let text = format!("{topic}{section}\n");
+            let e = parse_text(&text).expect_err(section);
+            assert_eq!(e.key.as_deref(), Some(key), "{section}: {e}");
+            assert_eq!(e.line, Some(text.lines().count()), "{section}: {e}");
+            assert!(e.message.contains(why), "{section}: {e}");
+        }
+        let qos = "topics:\n  - name: /scan\n    type: sensor_msgs/msg/LaserScan\n    qos: {depth: 1000000}\n";
+        let e = parse_text(qos).unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(4), Some("topics[0].qos.depth")), "{e}");
+        let e = parse_text(&qos.replace("depth: 1000000", "critical_blocking: 1ns")).unwrap_err();
+        assert_eq!(e.key.as_deref(), Some("topics[0].qos.critical_blocking"), "{e}");
+        // Interfaces: exactly what the sockets can bind.
+        for bad in ["[]", "[127.0.0.1, 10.0.0.1]", "['::1']"] {
+            let e = parse_text(&format!("dds:\n  interfaces: {bad}\n{topic}")).expect_err(bad);
+            assert_eq!((e.line, e.key.as_deref()), (Some(2), Some("dds.interfaces")), "{bad}: {e}");
+        }
+        // The edges themselves are allowed.
+        let c = parse_text(&format!("{topic}dds: {{domain_id: 232}}\nsupervisor: {{tick: 10ms}}\n")).unwrap();
+        assert_eq!((c.dds.domain_id, c.supervisor.tick), (232, Duration::from_millis(10)));
     }
 
     #[test]

@@ -107,7 +107,30 @@ pub enum BridgeError {
     /// The MCAP recording.
     #[error(transparent)]
     Record(#[from] bauxite_telemetry::RecordError),
-    /// Threads, processes, files.
-    #[error("{0}")]
-    Io(String),
+    /// A file, thread or process operation; the OS error is the source.
+    #[error("{what}")]
+    Io {
+        /// What was being done (`creating bridge.log`, `starting the control thread`).
+        what: String,
+        /// The OS's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The control loop panicked (only seen by library users: the `bauxite` binary aborts on
+    /// any panic).
+    #[error("the bridge's control loop panicked")]
+    ControlPanicked,
+    /// The benchmark could not measure (the bridge exited, no sample came through).
+    #[error("bridge bench: {0}")]
+    Bench(String),
+    /// Encoding the benchmark's summary.
+    #[error("encoding the benchmark summary")]
+    Encode(#[source] serde_json::Error),
+}
+
+impl BridgeError {
+    /// An I/O error while doing `what`.
+    pub fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        Self::Io { what: what.into(), source }
+    }
 }

@@ -60,6 +60,9 @@ impl Bridge {
     pub fn start(config: BridgeConfig) -> Result<Self, BridgeError> {
         let clock = Clock::new();
         let id = format!("bauxite-bridge-{}-{}", std::process::id(), clock.unix_ns(0) % 1_000_000_000);
+        // Outputs first: a recording that cannot be written must stop the start before any DDS
+        // participant exists (issue 10 #10).
+        let recording = config.telemetry.record.as_deref().map(Recording::create).transpose()?;
         let participants = crate::dds::Participants::new(&config.dds)?;
         let mut forwarders = Vec::new();
         for topic in &config.topics {
@@ -83,7 +86,6 @@ impl Bridge {
         } else {
             None
         };
-        let recording = config.telemetry.record.as_deref().map(Recording::create).transpose()?;
         let stop = Arc::new(AtomicBool::new(false));
         let status = Arc::new(Mutex::new(Status::default()));
         let control = Control {
@@ -114,7 +116,7 @@ impl Bridge {
                 let _participants = participants;
                 control.run(&thread_stop)
             })
-            .map_err(|e| BridgeError::Io(format!("control thread: {e}")))?;
+            .map_err(|e| BridgeError::io("starting the control thread", e))?;
         Ok(Self { id, stop, control: Some(control), status })
     }
 
@@ -128,11 +130,16 @@ impl Bridge {
         self.status.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// Whether the control loop has ended by itself (an error); [`Bridge::stop`] returns why.
+    pub fn has_stopped(&self) -> bool {
+        self.control.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+
     /// Stops forwarding, finishes the recording and returns the final status.
     pub fn stop(mut self) -> Result<Status, BridgeError> {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(t) = self.control.take() {
-            t.join().map_err(|_| BridgeError::Io("the control loop panicked".into()))??;
+            t.join().map_err(|_| BridgeError::ControlPanicked)??;
         }
         Ok(self.status())
     }
@@ -147,11 +154,12 @@ impl Drop for Bridge {
     }
 }
 
-/// Runs a bridge until `stop` is set (SIGINT/SIGTERM in the CLI).
+/// Runs a bridge until `stop` is set (SIGINT/SIGTERM in the CLI) or its control loop ends
+/// with an error (then returned: a bridge that stopped working must not look alive).
 pub fn run(config: BridgeConfig, stop: &AtomicBool) -> Result<Status, BridgeError> {
     let bridge = Bridge::start(config)?;
     tracing::info!(id = bridge.id(), "bridge running");
-    while !stop.load(Ordering::Relaxed) {
+    while !stop.load(Ordering::Relaxed) && !bridge.has_stopped() {
         std::thread::sleep(Duration::from_millis(100));
     }
     bridge.stop()
@@ -175,6 +183,19 @@ struct Control {
     /// Errors of all topics up to the previous tick.
     errors_total: u64,
     last_reason: String,
+}
+
+/// The environment variable of the debug-only fault injection (see [`inject_fault`]).
+pub const FAULT_ENV: &str = "BAUXITE_BRIDGE_FAULT";
+
+/// Debug builds only: `BAUXITE_BRIDGE_FAULT=control-panic` panics the control thread as it
+/// starts, so a test can prove that a panic in a worker thread ends the `bauxite` process
+/// (issue 10 #2) now that no config can cause one. Release builds compile this to nothing.
+fn inject_fault() {
+    #[cfg(debug_assertions)]
+    if std::env::var(FAULT_ENV).is_ok_and(|v| v == "control-panic") {
+        panic!("{FAULT_ENV}=control-panic: injected fault");
+    }
 }
 
 /// The control loop's period for anything without its own schedule.
@@ -215,6 +236,7 @@ fn due(every: &mut Option<Every>, now: Nanos) -> bool {
 
 impl Control {
     fn run(mut self, stop: &AtomicBool) -> Result<(), BridgeError> {
+        inject_fault();
         let now = self.clock.now();
         let c = &self.config;
         // Only what is enabled has a schedule: a deadline nobody advances would never let the

@@ -36,8 +36,9 @@ enum BridgeCommand {
         /// Sample sizes (bytes) for the capacity runs.
         #[arg(long, value_delimiter = ',', default_value = "1024,65536")]
         sizes: Vec<usize>,
-        /// The DDS domain to run in (keep it apart from live systems).
-        #[arg(long, default_value_t = 77)]
+        /// The DDS domain to run in (keep it apart from live systems); at most 232, whose RTPS
+        /// ports are the last below 65536.
+        #[arg(long, default_value_t = 77, value_parser = clap::value_parser!(u16).range(0..=232))]
         domain: u16,
         /// Where `summary.json`, `summary.md` and the bridge's log go.
         #[arg(long, default_value = "bauxite-bridge-bench")]

@@ -201,7 +201,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Makes any panic, in any thread, end the process: a worker thread that died while `main`
+/// lived on would look alive to systemd while doing nothing (issue 10 #2). The default hook
+/// prints the message (and a backtrace with `RUST_BACKTRACE`), then the process aborts
+/// (SIGABRT, a non-zero exit), in debug and release builds alike.
+fn abort_on_panic() {
+    let print = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        print(info);
+        std::process::abort();
+    }));
+}
+
 fn main() -> ExitCode {
+    abort_on_panic();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
