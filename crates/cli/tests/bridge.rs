@@ -536,3 +536,96 @@ fn an_unwritable_bench_output_is_refused_before_the_benchmark() {
     assert!(!file.join("out").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The local addresses of the UDP sockets process `pid` holds (IPv4 and IPv6), from its
+/// network namespace's `/proc/<pid>/net/udp{,6}` and its own `/proc/<pid>/fd`.
+fn udp_sockets_of(pid: u32) -> Vec<std::net::SocketAddr> {
+    let inodes: std::collections::BTreeSet<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter_map(|l| Some(l.to_str()?.strip_prefix("socket:[")?.strip_suffix(']')?.to_string()))
+        .collect();
+    let mut out = Vec::new();
+    for table in ["udp", "udp6"] {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/net/{table}")).unwrap();
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if !inodes.contains(fields[9]) {
+                continue;
+            }
+            let (addr, port) = fields[1].split_once(':').unwrap();
+            let port = u16::from_str_radix(port, 16).unwrap();
+            // The kernel prints the address as 32-bit words in host (little-endian) order.
+            let words: Vec<u32> =
+                (0..addr.len() / 8).map(|i| u32::from_str_radix(&addr[i * 8..i * 8 + 8], 16).unwrap()).collect();
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let ip: std::net::IpAddr = match bytes.len() {
+                4 => <[u8; 4]>::try_from(bytes).unwrap().into(),
+                _ => <[u8; 16]>::try_from(bytes).unwrap().into(),
+            };
+            out.push((ip, port).into());
+        }
+    }
+    out
+}
+
+/// Issue 10 #7: with `interfaces: [127.0.0.1]` every socket used to bind 0.0.0.0, and
+/// datagrams from another network namespace reached them. The bridge runs in a namespace of
+/// its own, joined to a second one by a veth pair; each of its ports, probed from the second
+/// namespace at the veth address, must be closed (ICMP port unreachable, seen as
+/// ECONNREFUSED: the datagram arrived and no socket took it).
+#[test]
+fn dds_interfaces_binds_every_socket_to_that_address_and_nothing_else_hears() {
+    use bauxite_netlab::{Namespace, connect, root_or_skip, unique_name};
+    if !root_or_skip("dds_interfaces_binds_every_socket_to_that_address_and_nothing_else_hears") {
+        return;
+    }
+    let bridge_ns = Namespace::create(&unique_name("bridge")).unwrap();
+    let other_ns = Namespace::create(&unique_name("other")).unwrap();
+    let id = std::process::id() % 100_000;
+    let (bridge_if, other_if) = (format!("bxb{id}"), format!("bxo{id}"));
+    connect(&bridge_ns, &bridge_if, "10.77.0.1/24", &other_ns, &other_if, "10.77.0.2/24").unwrap();
+    // Answer every closed port: the kernel's ICMP rate limit would otherwise drop some answers.
+    bridge_ns.sysctl("net.ipv4.icmp_ratelimit", "0").unwrap();
+
+    let dir = temp_dir("bridge_interfaces");
+    let path = dir.join("bridge.yaml");
+    std::fs::write(
+        &path,
+        "dds: {domain_id: 66, interfaces: [127.0.0.1]}\n\
+         topics:\n  - {name: /scan, type: sensor_msgs/msg/LaserScan}\n",
+    )
+    .unwrap();
+    let bridge = Proc::spawn(
+        "bauxite bridge",
+        Command::new("ip")
+            .args(["netns", "exec", bridge_ns.name(), env!("CARGO_BIN_EXE_bauxite"), "bridge", "--config"])
+            .arg(&path),
+    );
+    bridge.wait_stderr("bridge running", SETTLE);
+
+    // `ip netns exec` execs the command, so the child's pid is the bridge's.
+    let sockets = udp_sockets_of(bridge.child.id());
+    assert!(sockets.len() >= 6, "the bridge's UDP sockets: {sockets:?}");
+    let loopback: std::net::IpAddr = [127, 0, 0, 1].into();
+    assert!(sockets.iter().all(|s| s.ip() == loopback), "every socket binds 127.0.0.1: {sockets:?}");
+
+    let ports: Vec<u16> = sockets.iter().map(std::net::SocketAddr::port).collect();
+    let answers = other_ns.run(move || {
+        ports
+            .into_iter()
+            .map(|port| {
+                let socket = std::net::UdpSocket::bind("10.77.0.2:0").unwrap();
+                socket.connect(("10.77.0.1", port)).unwrap();
+                socket.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+                socket.send(b"RTPS\x02\x05\x01\x0f not for you").unwrap();
+                (port, socket.recv(&mut [0; 64]).map_err(|e| e.kind()))
+            })
+            .collect::<Vec<_>>()
+    });
+    for (port, answer) in answers {
+        assert_eq!(answer, Err(std::io::ErrorKind::ConnectionRefused), "port {port} from the other namespace");
+    }
+    bridge.terminate();
+    let _ = std::fs::remove_dir_all(&dir);
+}

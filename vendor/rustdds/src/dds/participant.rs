@@ -37,7 +37,11 @@ use crate::{
     discovery_db::DiscoveryDB,
     sedp_messages::{DiscoveredReaderData, DiscoveredTopicData, DiscoveredWriterData},
   },
-  network::{constant::*, udp_listener::UDPListener},
+  network::{
+    constant::*,
+    udp_listener::UDPListener,
+    util::{multicast_listeners_wanted, unicast_bind_address},
+  },
   polling::{
     ready_channel, wake_channel, wake_channel_unbounded, LoopWaker, ReadySender, WakeReceiver,
     WakeSender, WakeUnboundedSender,
@@ -1244,19 +1248,28 @@ impl DomainParticipantInner {
 
     let only_networks: Option<Arc<[IpAddr]>> = only_networks.map(|v| v.into());
 
+    // Bauxite's patch (vendor/README.md): with one `only_networks` address, unicast listeners
+    // bind it, multicast listeners bind their group (and exist only when an interface with that
+    // address can join it), instead of everything binding 0.0.0.0.
+    let unicast_host = unicast_bind_address(only_networks.as_deref()).to_string();
+    let unicast_host = unicast_host.as_str();
+    let multicast_host = if unicast_host == "0.0.0.0" { "0.0.0.0" } else { "239.255.0.1" };
+    let multicast_wanted = multicast_listeners_wanted(only_networks.as_deref());
+
     let mut listeners = HashMap::new();
 
-    match UDPListener::new_multicast_with_buf_size(
-      "0.0.0.0",
+    match multicast_wanted.then(|| UDPListener::new_multicast_with_buf_size(
+      multicast_host,
       spdp_well_known_multicast_port(domain_id),
       Ipv4Addr::new(239, 255, 0, 1),
       socket_receive_buffer_size,
       only_networks.as_deref(),
-    ) {
-      Ok(l) => {
+    )) {
+      Some(Ok(l)) => {
         listeners.insert(DISCOVERY_MUL_LISTENER_TOKEN, l);
       }
-      Err(e) => warn!("Cannot get multicast discovery listener: {e:?}"),
+      Some(Err(e)) => warn!("Cannot get multicast discovery listener: {e:?}"),
+      None => info!("No multicast discovery listener: no multicast interface in only_networks"),
     }
 
     let mut participant_id = 0;
@@ -1267,7 +1280,7 @@ impl DomainParticipantInner {
     // Numbers"
     while discovery_listener.is_none() && participant_id < 120 {
       discovery_listener = UDPListener::new_unicast_with_buf_size(
-        "0.0.0.0",
+        unicast_host,
         spdp_well_known_unicast_port(domain_id, participant_id),
         socket_receive_buffer_size,
       )
@@ -1288,21 +1301,22 @@ impl DomainParticipantInner {
 
     // Now the user traffic listeners
 
-    match UDPListener::new_multicast_with_buf_size(
-      "0.0.0.0",
+    match multicast_wanted.then(|| UDPListener::new_multicast_with_buf_size(
+      multicast_host,
       user_traffic_multicast_port(domain_id),
       Ipv4Addr::new(239, 255, 0, 1),
       socket_receive_buffer_size,
       only_networks.as_deref(),
-    ) {
-      Ok(l) => {
+    )) {
+      Some(Ok(l)) => {
         listeners.insert(USER_TRAFFIC_MUL_LISTENER_TOKEN, l);
       }
-      Err(e) => warn!("Cannot get multicast user traffic listener: {e:?}"),
+      Some(Err(e)) => warn!("Cannot get multicast user traffic listener: {e:?}"),
+      None => info!("No multicast user traffic listener: no multicast interface in only_networks"),
     }
 
     let user_traffic_listener = UDPListener::new_unicast_with_buf_size(
-      "0.0.0.0",
+      unicast_host,
       user_traffic_unicast_port(domain_id, participant_id),
       socket_receive_buffer_size,
     )
@@ -1310,7 +1324,7 @@ impl DomainParticipantInner {
       if matches!(e.kind(), ErrorKind::AddrInUse) {
         // If we do not get the preferred listening port,
         // try again, with "any" port number.
-        UDPListener::new_unicast_with_buf_size("0.0.0.0", 0, socket_receive_buffer_size).or_else(
+        UDPListener::new_unicast_with_buf_size(unicast_host, 0, socket_receive_buffer_size).or_else(
           |e| {
             create_error_out_of_resources!(
               "Could not open unicast user traffic listener, any port number: {:?}",

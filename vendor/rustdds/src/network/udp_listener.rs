@@ -217,6 +217,12 @@ impl UDPListener {
     }
 
     let mio_socket = Self::new_listening_socket(host, port, true, recv_buffer_size)?;
+    // Bauxite's patch: a listener bound to its group (not the wildcard) takes only the groups it
+    // joined itself, not every group some other socket of the host joined.
+    #[cfg(target_os = "linux")]
+    if host != "0.0.0.0" {
+      socket2::SockRef::from(&mio_socket).set_multicast_all_v4(false)?;
+    }
     let mut joined_multicast = false;
 
     for multicast_if_ipaddr in get_local_multicast_ip_addrs_filtered(only_networks)? {

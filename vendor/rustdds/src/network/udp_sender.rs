@@ -14,7 +14,7 @@ use log::{debug, error, info, trace, warn};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
 use crate::{
-  network::util::get_local_multicast_ip_addrs_filtered,
+  network::util::{get_local_multicast_ip_addrs_filtered, unicast_bind_address},
   rtps::{
     outbound::{ControlQueue, Datagram, SendOutcome, SocketId, CONTROL_QUEUE_WARN_LEN},
     transmit::InterfaceSelector,
@@ -77,7 +77,8 @@ impl UDPSender {
     send_buffer_size: usize,
   ) -> io::Result<Self> {
     let unicast_socket = {
-      let saddr: SocketAddr = SocketAddr::new("0.0.0.0".parse().unwrap(), sender_port);
+      // Bauxite's patch: the configured address rather than always the wildcard.
+      let saddr: SocketAddr = SocketAddr::new(unicast_bind_address(only_networks), sender_port);
       let raw_socket = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;
       Self::set_and_verify_send_buffer(&raw_socket, send_buffer_size);
       raw_socket.bind(&SockAddr::from(saddr))?;

@@ -220,6 +220,25 @@ fn get_local_unicast_locators_inner(
     .collect()
 }
 
+/// The address this participant's unicast sockets bind (Bauxite's patch, see
+/// `vendor/README.md`): the one IPv4 address of `only_networks` when it holds exactly one, so
+/// that the filter is also a transport-level restriction; the wildcard otherwise (upstream's
+/// behaviour).
+pub fn unicast_bind_address(only_networks: Option<&[IpAddr]>) -> IpAddr {
+  match only_networks {
+    Some([ip @ IpAddr::V4(_)]) => *ip,
+    _ => IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+  }
+}
+
+/// Whether to open the multicast listeners (Bauxite's patch): not when `only_networks` binds
+/// the unicast sockets to one address and no multicast-capable interface has it (loopback):
+/// such a listener could join no group and would only listen on the wildcard address.
+pub fn multicast_listeners_wanted(only_networks: Option<&[IpAddr]>) -> bool {
+  unicast_bind_address(only_networks).is_unspecified()
+    || get_local_multicast_ip_addrs_filtered(only_networks).is_ok_and(|ips| !ips.is_empty())
+}
+
 /// Enumerates local interfaces that we may use for multicasting.
 ///
 /// The result of this function is used to set up senders and listeners.
