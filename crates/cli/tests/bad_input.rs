@@ -96,3 +96,41 @@ fn up_names_the_file_line_and_key_of_an_out_of_range_number() {
     let stderr = refused(&["up", "--iface", "lo", "--rate", "1bit"]);
     assert!(stderr.contains("--rate: rate: 1bit is not between 64kbit and 100gbit"), "{stderr}");
 }
+
+/// Issue 10 #10: `--out /sys/kernel` failed only after the whole study had run, and
+/// printed its OS error twice.
+#[test]
+fn sim_checks_out_before_running_and_prints_the_cause_once() {
+    for command in [
+        &["sim", "study", "--family", "compare", "--out", "/sys/kernel"][..],
+        &["sim", "run", "--scheduler", "fifo", "--out", "/sys/kernel"][..],
+    ] {
+        let stderr = refused(command);
+        assert!(stderr.contains("--out: cannot write results to /sys/kernel: "), "{stderr}");
+        assert_eq!(stderr.matches("os error").count(), 1, "{stderr}");
+        assert!(!stderr.contains("runs"), "nothing ran: {stderr}");
+    }
+}
+
+#[test]
+fn demo_checks_out_before_anything_else() {
+    let stderr = refused(&["demo", "--trials", "1", "--duration", "8", "--out", "/sys/kernel"]);
+    assert!(stderr.contains("--out: cannot write results to /sys/kernel: "), "{stderr}");
+    assert_eq!(stderr.matches("os error").count(), 1, "{stderr}");
+}
+
+/// Issue 10 #9: `--jobs 100000` started over 3 500 threads; `--seeds 1000000` grew to
+/// 2.1 GB in 5 s. Both are refused before anything runs or is written.
+#[test]
+fn sim_study_bounds_jobs_and_seeds() {
+    let out = scratch("study");
+    let _cleanup = Remove(out.clone());
+    let out_arg = out.to_str().unwrap();
+    let stderr = refused(&["sim", "study", "--family", "compare", "--jobs", "100000", "--out", out_arg]);
+    assert!(stderr.contains("--jobs: 100000 is more than") && stderr.contains("per core"), "{stderr}");
+    let stderr = refused(&["sim", "study", "--family", "compare", "--seeds", "1000000", "--out", out_arg]);
+    assert!(stderr.contains("--seeds: 1000000 is more than 1000"), "{stderr}");
+    let stderr = refused(&["sim", "study", "--seeds", "1000", "--out", out_arg]);
+    assert!(stderr.contains("flow records"), "{stderr}");
+    assert!(!out.exists(), "a refused study writes nothing");
+}

@@ -21,6 +21,9 @@ pub enum SimError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// The output directory cannot be created or written to.
+    #[error("--out: {0}")]
+    OutDir(#[source] bauxite_core::OutDirError),
     /// Encoding the JSON summary failed.
     #[error("encoding summary.json: {0}")]
     Json(#[from] serde_json::Error),

@@ -384,13 +384,11 @@ fn per_class_tables(out: &mut String, study: &StudyResult, family: Family) {
     });
 }
 
-/// Fails unless `dir` can be an output directory (absent, or a directory).
-/// Call before running anything, so a bad `--out` wastes no time.
+/// Fails unless `dir` can be an output directory: creates it and checks that files
+/// can be written in it. Call before running anything, so a bad `--out` (a file,
+/// `/sys/kernel`) wastes no time.
 pub fn check_out_dir(dir: &Path) -> Result<(), SimError> {
-    if dir.exists() && !dir.is_dir() {
-        return Err(SimError::invalid("out", format!("{} exists and is not a directory", dir.display())));
-    }
-    Ok(())
+    bauxite_core::ensure_writable_dir(dir).map_err(SimError::OutDir)
 }
 
 /// Creates `dir` and writes the four result files into it; returns their paths.

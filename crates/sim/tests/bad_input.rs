@@ -93,3 +93,30 @@ fn out_must_be_a_directory() {
     std::fs::remove_file(&file).unwrap();
     assert!(e.starts_with("--out"), "{e}");
 }
+
+/// Issue 10 #9: `--seeds 1000000` and `--jobs 100000` were accepted; the first grew
+/// to 2.1 GB while planning, the second started thousands of threads.
+#[test]
+fn seeds_jobs_and_the_flows_held_are_bounded() {
+    use bauxite_sim::study::{MAX_FLOW_RECORDS, MAX_SEEDS, max_jobs};
+    let jittered = ScenarioConfig { start_jitter_ms: 100.0, ..ScenarioConfig::default() };
+    let compare = StudyConfig { families: vec![Family::Compare], base: jittered, ..StudyConfig::default() };
+    let e = StudyConfig { seeds: 1_000_000, ..compare.clone() }.plan().unwrap_err().to_string();
+    assert!(e.starts_with("--seeds: 1000000 is more than 1000"), "{e}");
+    assert_eq!(StudyConfig { seeds: MAX_SEEDS, ..compare.clone() }.plan().unwrap().len(), 12_000);
+
+    let e = StudyConfig { jobs: 100_000, ..compare.clone() }.plan().unwrap_err().to_string();
+    assert!(e.starts_with("--jobs: 100000 is more than"), "{e}");
+    assert!(StudyConfig { jobs: max_jobs(), ..compare.clone() }.plan().is_ok());
+
+    // 16 000 followers are 64 000 flows a run: 12 runs fit, 12 × 2 seeds do not.
+    let mut crowded = compare;
+    crowded.base.followers = 16_000;
+    crowded.base.control.pps = 1.0;
+    crowded.base.status.pps = 1.0;
+    crowded.base.telemetry.pps = 1.0;
+    crowded.base.bulk.pps = 1.0;
+    assert!(crowded.plan().is_ok(), "{:?}", crowded.plan().err());
+    let e = StudyConfig { seeds: 2, ..crowded }.plan().unwrap_err().to_string();
+    assert!(e.contains("flow records") && e.contains(&MAX_FLOW_RECORDS.to_string()), "{e}");
+}
