@@ -20,12 +20,13 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bauxite_core::stats::percentile;
+use bauxite_sys::ChildGuard;
 use futures::StreamExt;
 use rustdds::bytes::Bytes;
 use rustdds::{DomainParticipant, RepresentationIdentifier, TopicKind};
@@ -213,8 +214,9 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, BridgeError> {
         .stderr(log)
         .spawn()
         .map_err(io("starting the bridge"))?;
-    let mut bridge = ChildGuard(child);
-    let pid = bridge.0.id();
+    // SIGTERM first, so the bridge shuts down cleanly; killed if it takes over 5 s.
+    let mut bridge = ChildGuard::new(child, Duration::from_secs(5));
+    let pid = bridge.id();
 
     let clock = Clock::new();
     let publisher = dds::participant(&dds_config)?;
@@ -225,7 +227,7 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, BridgeError> {
     for &size in &options.sizes {
         capacity.push(capacity_run(options, &publisher, &subscriber, clock, pid, size)?);
     }
-    if let Ok(Some(status)) = bridge.0.try_wait() {
+    if let Ok(Some(status)) = bridge.try_wait() {
         return Err(BridgeError::Bench(format!("the bridge exited during the benchmark ({status}); see bridge.log")));
     }
     drop(bridge);
@@ -238,25 +240,6 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, BridgeError> {
     std::fs::write(options.out.join("summary.json"), json).map_err(io("writing summary.json"))?;
     std::fs::write(options.out.join("summary.md"), report.markdown()).map_err(io("writing summary.md"))?;
     Ok(report)
-}
-
-/// Kills the bridge when the benchmark ends, however it ends.
-struct ChildGuard(Child);
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        // SIGTERM first, so the bridge shuts down cleanly; then make sure.
-        let _ = Command::new("kill").arg("-TERM").arg(self.0.id().to_string()).status();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.0.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// User + system CPU time of a process, and its resident and peak memory (bytes).

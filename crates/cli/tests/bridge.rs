@@ -576,12 +576,13 @@ fn udp_sockets_of(pid: u32) -> Vec<std::net::SocketAddr> {
 /// ECONNREFUSED: the datagram arrived and no socket took it).
 #[test]
 fn dds_interfaces_binds_every_socket_to_that_address_and_nothing_else_hears() {
-    use bauxite_netlab::{Namespace, connect, root_or_skip, unique_name};
+    use bauxite_netlab::connect;
+    use bauxite_sys::{Netns, root_or_skip, unique_name};
     if !root_or_skip("dds_interfaces_binds_every_socket_to_that_address_and_nothing_else_hears") {
         return;
     }
-    let bridge_ns = Namespace::create(&unique_name("bridge")).unwrap();
-    let other_ns = Namespace::create(&unique_name("other")).unwrap();
+    let bridge_ns = Netns::create(&unique_name("bridge")).unwrap();
+    let other_ns = Netns::create(&unique_name("other")).unwrap();
     let id = std::process::id() % 100_000;
     let (bridge_if, other_if) = (format!("bxb{id}"), format!("bxo{id}"));
     connect(&bridge_ns, &bridge_if, "10.77.0.1/24", &other_ns, &other_if, "10.77.0.2/24").unwrap();
@@ -598,9 +599,7 @@ fn dds_interfaces_binds_every_socket_to_that_address_and_nothing_else_hears() {
     .unwrap();
     let bridge = Proc::spawn(
         "bauxite bridge",
-        Command::new("ip")
-            .args(["netns", "exec", bridge_ns.name(), env!("CARGO_BIN_EXE_bauxite"), "bridge", "--config"])
-            .arg(&path),
+        bridge_ns.command(env!("CARGO_BIN_EXE_bauxite"), &["bridge", "--config"]).arg(&path),
     );
     bridge.wait_stderr("bridge running", SETTLE);
 

@@ -2,14 +2,14 @@
 
 use std::process::Command;
 
-use bauxite_netlab::root_or_skip;
+use bauxite_sys::root_or_skip;
 
 #[test]
 fn a_short_demo_writes_its_results_and_shows_the_difference() {
     if !root_or_skip("a_short_demo_writes_its_results_and_shows_the_difference") {
         return;
     }
-    let out = std::env::temp_dir().join(bauxite_netlab::unique_name("demo"));
+    let out = std::env::temp_dir().join(bauxite_sys::unique_name("demo"));
     let run = Command::new(env!("CARGO_BIN_EXE_bauxite"))
         .args(["demo", "--trials", "1", "--duration", "10", "--rate", "1.5mbit", "--out"])
         .arg(&out)
@@ -146,7 +146,7 @@ fn an_interrupted_demo_removes_its_namespaces_and_daemons() {
     if !root_or_skip("an_interrupted_demo_removes_its_namespaces_and_daemons") {
         return;
     }
-    let out = std::env::temp_dir().join(bauxite_netlab::unique_name("demo-int"));
+    let out = std::env::temp_dir().join(bauxite_sys::unique_name("demo-int"));
     let mut demo = Command::new(env!("CARGO_BIN_EXE_bauxite"))
         .args(["demo", "--trials", "1", "--duration", "10", "--out"])
         .arg(&out)
@@ -186,7 +186,7 @@ fn a_killed_demo_keeps_what_it_recorded() {
     if !root_or_skip("a_killed_demo_keeps_what_it_recorded") {
         return;
     }
-    let out = std::env::temp_dir().join(bauxite_netlab::unique_name("demo-kill"));
+    let out = std::env::temp_dir().join(bauxite_sys::unique_name("demo-kill"));
     let mut demo = Command::new(env!("CARGO_BIN_EXE_bauxite"))
         .args(["demo", "--trials", "1", "--duration", "10", "--out"])
         .arg(&out)

@@ -3,18 +3,18 @@
 
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::path::PathBuf;
-use std::process::{Child, Command, Output};
+use std::process::{Command, Output};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bauxite_core::stats::Summary;
 use bauxite_core::{BitRate, Profile, RateSetting};
-use bauxite_netlab::monotonic_ns;
 use bauxite_netlab::testbed::{BASE_ADDR, ROBOT_IFACE};
 use bauxite_netlab::traffic::{self, StopFlag, UdpStream};
 use bauxite_netlab::workload::{RunningWorkload, WorkloadSpec};
-use bauxite_netlab::{Bottleneck, ChainOptions, ChainTestbed, Namespace, root_or_skip};
+use bauxite_netlab::{Bottleneck, ChainOptions, ChainTestbed};
+use bauxite_sys::{ChildGuard, Netns, monotonic_ns, root_or_skip, unique_name};
 
 /// These tests measure latency: run them one at a time so they do not load each other.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -23,39 +23,20 @@ const BIN: &str = env!("CARGO_BIN_EXE_bauxite");
 const CRITICAL_PORT: u16 = 7401;
 const VIDEO_PORT: u16 = 8080;
 
-fn bauxite(ns: &Namespace, args: &[&str]) -> Output {
-    Command::new("ip").args(["netns", "exec", ns.name(), BIN]).args(args).output().expect("run bauxite")
+fn bauxite(ns: &Netns, args: &[&str]) -> Output {
+    ns.command(BIN, args).output().expect("run bauxite")
 }
 
-/// Sends SIGTERM to a child (`ip netns exec` execs its command: the child is the daemon).
-fn terminate(child: &Child) {
-    #[allow(unsafe_code)]
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe {
-        libc::kill(child.id() as i32, libc::SIGTERM);
-    }
-}
+/// How long a daemon gets after SIGTERM (`ip netns exec` execs its command: the
+/// child is the daemon) before the test's guard kills it.
+const STOP_GRACE: Duration = Duration::from_secs(20);
 
-/// A running `bauxite up`, stopped if the test fails before it does.
-struct Daemon(Child);
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        if let Ok(None) = self.0.try_wait() {
-            terminate(&self.0);
-            let _ = self.0.wait();
-        }
-    }
-}
-
-/// Starts `bauxite up --iface IFACE ARGS…` in `ns` and waits until it runs.
-fn spawn_up(ns: &Namespace, iface: &str, args: &[&str]) -> Daemon {
-    let daemon = Daemon(
-        Command::new("ip")
-            .args(["netns", "exec", ns.name(), BIN, "up", "--iface", iface])
-            .args(args)
-            .spawn()
-            .expect("start bauxite up"),
+/// Starts `bauxite up --iface IFACE ARGS…` in `ns` and waits until it runs; it is
+/// stopped if the test fails before it does.
+fn spawn_up(ns: &Netns, iface: &str, args: &[&str]) -> ChildGuard {
+    let daemon = ChildGuard::new(
+        ns.command(BIN, &["up", "--iface", iface]).args(args).spawn().expect("start bauxite up"),
+        STOP_GRACE,
     );
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -70,7 +51,7 @@ fn spawn_up(ns: &Namespace, iface: &str, args: &[&str]) -> Daemon {
 
 /// Writes `profile` as a config file (JSON is YAML) that `--config` reads.
 fn write_config(profile: &Profile) -> PathBuf {
-    let path = std::env::temp_dir().join(format!("{}.yaml", bauxite_netlab::unique_name("profile")));
+    let path = std::env::temp_dir().join(format!("{}.yaml", unique_name("profile")));
     std::fs::write(&path, serde_json::to_string(profile).unwrap()).unwrap();
     path
 }
@@ -116,8 +97,8 @@ fn measure(tb: &ChainTestbed, warmup: Duration, window: Duration) -> Measurement
     stop.store(true, Ordering::Relaxed);
     sender.join().unwrap();
     flood.join().unwrap();
-    let (arrivals, _) = receiver.join().unwrap();
-    let log = sink.join().unwrap();
+    let (arrivals, _) = receiver.join().unwrap().expect("receive UDP");
+    let log = sink.join().unwrap().expect("TCP sink");
     let in_window: Vec<_> = arrivals.iter().filter(|a| a.header.sent_ns >= from && a.header.sent_ns < to).collect();
     let seqs = in_window.iter().map(|a| a.header.seq);
     let span = match (seqs.clone().min(), seqs.max()) {
@@ -185,8 +166,7 @@ fn critical_latency_under_a_tcp_flood_with_and_without_bauxite() {
     assert!(shaped.bulk_bps >= 0.8 * leftover, "bulk got {:.3} Mbit/s of {:.3}", shaped.bulk_bps / 1e6, leftover / 1e6);
 
     // SIGTERM: the daemon takes everything off and exits cleanly.
-    terminate(&daemon.0);
-    assert!(daemon.0.wait().unwrap().success(), "bauxite up exits 0 on SIGTERM");
+    assert!(daemon.stop().unwrap().success(), "bauxite up exits 0 on SIGTERM");
     let qdisc = tb.robot.tc(&["qdisc", "show", "dev", ROBOT_IFACE]).unwrap();
     assert!(!qdisc.contains("htb"), "the HTB tree is gone after SIGTERM: {qdisc}");
     let out = bauxite(&tb.robot, &["status", "--iface", ROBOT_IFACE]);
@@ -210,7 +190,7 @@ fn a_killed_daemon_leaves_traffic_flowing_and_down_cleans_up() {
     let sink = tb.base.spawn(move || traffic::tcp_sink(tcp_rx, &s1));
     let flood = tb.robot.spawn(move || traffic::tcp_flood(TcpStream::connect((BASE_ADDR, VIDEO_PORT)).unwrap(), &s2));
     std::thread::sleep(Duration::from_secs(3));
-    daemon.0.kill().unwrap(); // SIGKILL
+    daemon.kill().unwrap(); // SIGKILL
     std::thread::sleep(Duration::from_millis(1500)); // past the 1 s lease
 
     // The radio recovers to 50 Mbit/s: a leftover shaper must not hold traffic at 1.5.
@@ -221,7 +201,7 @@ fn a_killed_daemon_leaves_traffic_flowing_and_down_cleans_up() {
     let to = monotonic_ns();
     stop.store(true, Ordering::Relaxed);
     flood.join().unwrap();
-    let log = sink.join().unwrap();
+    let log = sink.join().unwrap().expect("TCP sink");
     let after_kill = log.throughput_bps(from, to);
     eprintln!("TCP after the daemon was killed and the link recovered: {:.1} Mbit/s", after_kill / 1e6);
     assert!(after_kill > 10e6, "traffic must flow at the link's speed, not the dead shaper's: {after_kill}");
@@ -249,7 +229,7 @@ fn bad_input_is_named_and_changes_nothing() {
     if !root_or_skip("bad_input_is_named_and_changes_nothing") {
         return;
     }
-    let ns = Namespace::create(&bauxite_netlab::unique_name("bad")).unwrap();
+    let ns = Netns::create(&unique_name("bad")).unwrap();
     let out = Command::new("setpriv")
         .args(["--reuid", "65534", "--regid", "65534", "--clear-groups", BIN, "up", "--iface", "lo"])
         .output()
@@ -265,7 +245,7 @@ fn bad_input_is_named_and_changes_nothing() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no network interface called `nonesuch0`"));
 
-    let dir = std::env::temp_dir().join(bauxite_netlab::unique_name("cfg"));
+    let dir = std::env::temp_dir().join(unique_name("cfg"));
     std::fs::create_dir_all(&dir).unwrap();
     let config = dir.join("bad.yaml");
     std::fs::write(&config, "name: x\nrate: 2mbit\nlanes:\n  - {name: a, share: 0.5}\nrules: []\ndefault_lane: b\n")
@@ -289,12 +269,8 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tb = testbed(50_000_000);
-    let _reflector = Daemon(
-        Command::new("ip")
-            .args(["netns", "exec", tb.base.name(), BIN, "reflect"])
-            .spawn()
-            .expect("start the reflector"),
-    );
+    let _reflector =
+        ChildGuard::new(tb.base.command(BIN, &["reflect"]).spawn().expect("start the reflector"), STOP_GRACE);
     let mut profile = Profile::robot();
     profile.rate = RateSetting::Auto;
     profile.auto_rate.reflector = Some(format!("{BASE_ADDR}:{}", bauxite_core::DEFAULT_REFLECTOR_PORT));
@@ -322,7 +298,7 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     let final_json: serde_json::Value =
         serde_json::from_slice(&bauxite(&tb.robot, &["status", "--iface", ROBOT_IFACE, "--json"]).stdout).unwrap();
     let final_estimate = final_json["shaper"]["link_rate_bps"].as_f64().unwrap();
-    let result = workload.stop(Duration::from_millis(500));
+    let result = workload.stop(Duration::from_millis(500)).expect("stop the workload");
     std::fs::remove_file(config).ok();
     let arrivals = &result.arrivals[1]; // steering, UDP 7401
 

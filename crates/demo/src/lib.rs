@@ -75,7 +75,7 @@ impl<'a> RawTelemetry<'a> {
 /// charts. `progress` hears, before each phase, how many phases are done and what
 /// runs next.
 pub fn run(options: &DemoOptions, mut progress: impl FnMut(u64, &str)) -> Result<DemoResults, DemoError> {
-    let io = |what: String| move |e| DemoError::Io(what.clone(), e);
+    let io = DemoError::io;
     std::fs::create_dir_all(&options.out).map_err(io(options.out.display().to_string()))?;
     let (mut standard, mut protected) = (Vec::new(), Vec::new());
     let mut runs = Vec::new();

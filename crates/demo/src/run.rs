@@ -2,7 +2,6 @@
 //! on a fresh robot — link — base testbed, each recorded to MCAP.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -10,8 +9,9 @@ use std::time::{Duration, Instant};
 use bauxite_core::{BitRate, DEFAULT_REFLECTOR_PORT, Profile, Protocol, RateSetting};
 use bauxite_netlab::testbed::{BASE_ADDR, ROBOT_IFACE};
 use bauxite_netlab::workload::{RunningWorkload, WorkloadSpec};
-use bauxite_netlab::{ChainOptions, ChainTestbed, Namespace, monotonic_ns};
+use bauxite_netlab::{ChainOptions, ChainTestbed, NetlabError};
 use bauxite_shaper::state::ShaperStatus;
+use bauxite_sys::{ChildGuard, Netns, monotonic_ns};
 use bauxite_telemetry::messages::{RunInfo, ShaperState, StreamRate};
 
 use crate::analysis::PhaseData;
@@ -39,12 +39,21 @@ pub struct DemoOptions {
 /// Why the demo stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {
-    /// The testbed could not be built.
-    #[error("testbed: {0}")]
-    Testbed(#[from] bauxite_shaper::tc::CommandError),
-    /// Files or sockets.
-    #[error("{0}: {1}")]
-    Io(String, std::io::Error),
+    /// The testbed could not be built or its link changed.
+    #[error("testbed")]
+    Testbed(#[from] NetlabError),
+    /// The workload could not start or stopped receiving.
+    #[error("the workload")]
+    Workload(#[source] NetlabError),
+    /// Files, or starting the daemons.
+    #[error("{what}")]
+    Io {
+        /// What was being done, naming the file or program.
+        what: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
     /// Recording.
     #[error(transparent)]
     Record(#[from] bauxite_telemetry::RecordError),
@@ -57,55 +66,41 @@ pub enum DemoError {
     /// Stopped by a signal; everything the run built has been removed.
     #[error("interrupted; the testbed and the daemons were removed")]
     Interrupted,
-    /// The shaper did not start.
-    #[error("bauxite up did not start in the robot namespace: {0}")]
-    Shaper(String),
+    /// The shaper did not report running in time.
+    #[error("bauxite up did not report running in the robot namespace within {waited:?}; see {log}")]
+    ShaperNotRunning {
+        /// How long the demo waited.
+        waited: Duration,
+        /// The daemon's log.
+        log: PathBuf,
+    },
 }
 
-/// A child process stopped with SIGTERM (so the daemon cleans up) when dropped;
-/// one that has not exited after [`STOP_GRACE`] is killed (the shaper fails open,
-/// and its namespace is removed with the testbed anyway).
-struct Process(Child);
-
-/// How long a daemon gets to clean up after SIGTERM.
-const STOP_GRACE: Duration = Duration::from_secs(5);
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        #[allow(unsafe_code)]
-        // SAFETY: kill(2) on our own child's pid.
-        unsafe {
-            libc::kill(self.0.id() as i32, libc::SIGTERM);
-        }
-        let deadline = Instant::now() + STOP_GRACE;
-        while Instant::now() < deadline {
-            if !matches!(self.0.try_wait(), Ok(None)) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        tracing::warn!(pid = self.0.id(), "a daemon ignored SIGTERM for {STOP_GRACE:?}; killing it");
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+impl DemoError {
+    /// Wraps an I/O error with what was being done, for `map_err`.
+    pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
+        let what = what.into();
+        move |source| Self::Io { what, source }
     }
 }
 
-fn in_ns(ns: &Namespace, exe: &Path, args: &[&str]) -> Command {
-    let mut c = Command::new("ip");
-    c.args(["netns", "exec", ns.name()]).arg(exe).args(args);
-    c
-}
+/// How long a daemon gets to clean up after SIGTERM before it is killed (the shaper
+/// fails open, and its namespace is removed with the testbed anyway).
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// How long `bauxite up` gets to report running.
+const SHAPER_START_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// A log file in the trial's directory for a child's stderr, so the daemons' logs
 /// are kept with the run instead of interleaving with the demo's own output.
 fn log(dir: &Path, name: &str) -> Result<std::fs::File, DemoError> {
     let path = dir.join(name);
-    std::fs::File::create(&path).map_err(|e| DemoError::Io(path.display().to_string(), e))
+    std::fs::File::create(&path).map_err(DemoError::io(path.display().to_string()))
 }
 
 /// `bauxite status --json` in the robot namespace; `None` when it did not answer.
-fn shaper_status(ns: &Namespace, exe: &Path) -> Option<serde_json::Value> {
-    let output = in_ns(ns, exe, &["status", "--iface", ROBOT_IFACE, "--json"]).output().ok()?;
+fn shaper_status(ns: &Netns, exe: &Path) -> Option<serde_json::Value> {
+    let output = ns.command(exe, &["status", "--iface", ROBOT_IFACE, "--json"]).output().ok()?;
     serde_json::from_slice(&output.stdout).ok()
 }
 
@@ -141,20 +136,22 @@ pub fn run_phase(
     if phase == 2 {
         let config = dir.join("profile.yaml");
         std::fs::write(&config, serde_yaml_ng::to_string(&profile).expect("a profile serializes"))
-            .map_err(|e| DemoError::Io(config.display().to_string(), e))?;
+            .map_err(DemoError::io(config.display().to_string()))?;
         if options.rate.is_none() {
-            let reflector = in_ns(&tb.base, &options.exe, &["reflect"]).stderr(log(dir, "reflect.log")?).spawn();
-            processes.push(Process(reflector.map_err(|e| DemoError::Io("starting bauxite reflect".into(), e))?));
+            let reflector = tb.base.command(&options.exe, &["reflect"]).stderr(log(dir, "reflect.log")?).spawn();
+            processes.push(ChildGuard::new(reflector.map_err(DemoError::io("starting bauxite reflect"))?, STOP_GRACE));
         }
-        let up = in_ns(&tb.robot, &options.exe, &["up", "--iface", ROBOT_IFACE, "--config"])
+        let up = tb
+            .robot
+            .command(&options.exe, &["up", "--iface", ROBOT_IFACE, "--config"])
             .arg(&config)
             .stderr(log(dir, "up.log")?)
             .spawn();
-        processes.push(Process(up.map_err(|e| DemoError::Io("starting bauxite up".into(), e))?));
-        let deadline = Instant::now() + Duration::from_secs(20);
+        processes.push(ChildGuard::new(up.map_err(DemoError::io("starting bauxite up"))?, STOP_GRACE));
+        let deadline = Instant::now() + SHAPER_START_TIMEOUT;
         while shaper_status(&tb.robot, &options.exe).is_none_or(|s| s["daemon"] != "running") {
             if Instant::now() > deadline {
-                return Err(DemoError::Shaper("no status after 20 s".into()));
+                return Err(DemoError::ShaperNotRunning { waited: SHAPER_START_TIMEOUT, log: dir.join("up.log") });
             }
             if options.stop.load(Ordering::Relaxed) {
                 return Err(DemoError::Interrupted);
@@ -194,8 +191,7 @@ pub fn run_phase(
     };
     let mut recording = LiveRecording::create(mcap, &info, &spec, &profile, start_ns, options)?;
     let (tap, live) = std::sync::mpsc::channel();
-    let workload =
-        RunningWorkload::start(&tb, &spec, Some(tap)).map_err(|e| DemoError::Io("starting the workload".into(), e))?;
+    let workload = RunningWorkload::start(&tb, &spec, Some(tap)).map_err(DemoError::Workload)?;
     // The lane the shaper discards early from (the profile's, not a name assumed here).
     let bulk = profile.lanes.iter().find(|l| l.drop_when_congested).map_or("", |l| l.name.as_str());
     let state = || if phase == 2 { shaper_state(&tb.robot, &options.exe, bulk) } else { Some(ShaperState::inactive()) };
@@ -218,7 +214,7 @@ pub fn run_phase(
         std::thread::sleep(next.saturating_sub(started.elapsed()));
     }
     let last_state = state().map(|s| (monotonic_ns(), s));
-    let result = workload.stop(Duration::from_secs(1));
+    let result = workload.stop(Duration::from_secs(1)).map_err(DemoError::Workload)?;
     drop(processes);
     recording.write(live.try_iter(), last_state)?;
     recording.finish(&result)
@@ -227,7 +223,7 @@ pub fn run_phase(
 /// The shaper's state as `bauxite status --json` reports it in the robot namespace;
 /// `None` when the status could not be read (the sample is skipped, not recorded as
 /// an inactive shaper).
-fn shaper_state(ns: &Namespace, exe: &Path, bulk_lane: &str) -> Option<ShaperState> {
+fn shaper_state(ns: &Netns, exe: &Path, bulk_lane: &str) -> Option<ShaperState> {
     let s = shaper_status(ns, exe)?;
     let status: Option<ShaperStatus> = serde_json::from_value(s["shaper"].clone()).ok();
     let bulk = status.as_ref().and_then(|st| st.lanes.iter().find(|l| l.name == bulk_lane));

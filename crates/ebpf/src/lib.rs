@@ -310,17 +310,6 @@ pub fn kernel_has_tcx() -> bool {
     aya::util::KernelVersion::current().is_ok_and(|v| v >= aya::util::KernelVersion::new(6, 6, 0))
 }
 
-/// The current `CLOCK_MONOTONIC` time, the clock `bpf_ktime_get_ns` reads.
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    #[allow(unsafe_code)]
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always exists on Linux.
-    unsafe {
-        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
-    }
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 /// Removes a classifier left attached as a clsact filter on `iface`'s egress (by a
 /// daemon that died on a kernel without tcx); true if there was one.
 pub fn detach_clsact_filter(iface: &str) -> bool {

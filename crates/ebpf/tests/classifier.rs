@@ -2,10 +2,8 @@
 
 use bauxite_ebpf::craft::{FrameSpec, TCP, UDP, V6_DEST_OPTS, V6_HOP_BY_HOP, V6_ROUTING, ipv4_checksum};
 use bauxite_ebpf::maps::{RULE_DSCP, RULE_PORT, SIDE_DST, SIDE_SRC};
-use bauxite_ebpf::{
-    Control, Datapath, LanePolicy, Rule, RuleSet, STATS_UNMANAGED, TC_ACT_SHOT, TC_ACT_UNSPEC, monotonic_ns,
-};
-use bauxite_netlab::root_or_skip;
+use bauxite_ebpf::{Control, Datapath, LanePolicy, Rule, RuleSet, STATS_UNMANAGED, TC_ACT_SHOT, TC_ACT_UNSPEC};
+use bauxite_sys::{monotonic_ns, root_or_skip};
 
 const CRITICAL: u32 = 0x1_0010;
 const TELEMETRY: u32 = 0x1_0011;

@@ -5,9 +5,9 @@
 //! that has netem, delay and loss can be added under it by the caller.
 
 use bauxite_core::BitRate;
-use bauxite_shaper::tc::CommandError;
+use bauxite_sys::Netns;
 
-use crate::namespace::Namespace;
+use crate::NetlabError;
 
 /// The bottleneck on one interface of a namespace.
 #[derive(Clone, Debug)]
@@ -27,14 +27,14 @@ impl Bottleneck {
     /// at 1.5 Mbit/s) whatever any scheduler does. Radios grant capacity in slots and
     /// send what is queued in one go, which a burst of several frames models.
     pub fn install(
-        ns: &Namespace,
+        ns: &Netns,
         iface: &str,
         rate: BitRate,
         buffer_bytes: u32,
         burst_bytes: u32,
-    ) -> Result<Self, CommandError> {
+    ) -> Result<Self, NetlabError> {
         let b = Self {
-            ns: ns.name().to_string(),
+            ns: ns.name().ok_or(NetlabError::Unnamed("a bottleneck lives in a named namespace"))?.to_string(),
             iface: iface.to_string(),
             buffer_bytes,
             burst_bytes: burst_bytes.max(1600),
@@ -44,17 +44,18 @@ impl Bottleneck {
     }
 
     /// Changes the rate, keeping the queue and its contents.
-    pub fn set_rate(&self, ns: &Namespace, rate: BitRate) -> Result<(), CommandError> {
+    pub fn set_rate(&self, ns: &Netns, rate: BitRate) -> Result<(), NetlabError> {
         self.apply(ns, "change", rate)
     }
 
-    fn apply(&self, ns: &Namespace, verb: &str, rate: BitRate) -> Result<(), CommandError> {
-        debug_assert_eq!(ns.name(), self.ns);
+    fn apply(&self, ns: &Netns, verb: &str, rate: BitRate) -> Result<(), NetlabError> {
+        debug_assert_eq!(ns.name(), Some(self.ns.as_str()));
         // At least one millisecond of tokens, so fast links stay exact.
         let burst = (rate.bytes_per_sec() / 1000).max(u64::from(self.burst_bytes)).to_string();
         let rate = rate.to_string();
         let limit = self.buffer_bytes.to_string();
         ns.tc(&["qdisc", verb, "dev", &self.iface, "root", "tbf", "rate", &rate, "burst", &burst, "limit", &limit])
-            .map(|_| ())
+            .map(|_| ())?;
+        Ok(())
     }
 }

@@ -2,20 +2,22 @@
 //! bottlenecks built from the qdiscs every kernel has (TBF), traffic generators and
 //! latency probes. The shaper's tests, the demo and the bridge's evaluation all build
 //! on it.
+//!
+//! It depends on `bauxite-core` and `bauxite-sys` only: namespaces, commands and the
+//! clock come from `bauxite-sys`, so building a testbed needs neither the shaper nor
+//! the eBPF toolchain.
 #![deny(missing_docs)]
 
 pub mod bottleneck;
-pub mod namespace;
-pub mod privilege;
+mod error;
 pub mod probe;
 pub mod testbed;
 pub mod traffic;
+pub mod veth;
 pub mod video;
 pub mod workload;
 
-/// The clock of every probe timestamp: `CLOCK_MONOTONIC`, shared by all namespaces of a host.
-pub use bauxite_ebpf::monotonic_ns;
 pub use bottleneck::Bottleneck;
-pub use namespace::{Namespace, connect, unique_name};
-pub use privilege::{is_root, root_or_skip};
+pub use error::NetlabError;
 pub use testbed::{ChainOptions, ChainTestbed};
+pub use veth::connect;

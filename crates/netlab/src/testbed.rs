@@ -11,10 +11,11 @@
 use std::net::Ipv4Addr;
 
 use bauxite_core::BitRate;
-use bauxite_shaper::tc::CommandError;
+use bauxite_sys::{Netns, unique_name};
 
+use crate::NetlabError;
 use crate::bottleneck::Bottleneck;
-use crate::namespace::{Namespace, connect, unique_name};
+use crate::veth::connect;
 
 /// The robot's address.
 pub const ROBOT_ADDR: Ipv4Addr = Ipv4Addr::new(10, 201, 1, 1);
@@ -50,32 +51,31 @@ pub struct ChainTestbed {
     /// Fields drop in order: namespaces go last.
     bottleneck: Bottleneck,
     /// The robot's namespace.
-    pub robot: Namespace,
+    pub robot: Netns,
     /// The link's namespace (the bottleneck).
-    pub link: Namespace,
+    pub link: Netns,
     /// The base station's namespace.
-    pub base: Namespace,
+    pub base: Netns,
 }
 
 impl ChainTestbed {
     /// Builds the three namespaces, their links, routes and the bottleneck.
-    pub fn create(options: &ChainOptions) -> Result<Self, CommandError> {
-        let robot = Namespace::create(&unique_name("robot"))?;
-        let link = Namespace::create(&unique_name("link"))?;
-        let base = Namespace::create(&unique_name("base"))?;
+    pub fn create(options: &ChainOptions) -> Result<Self, NetlabError> {
+        let robot = Netns::create(&unique_name("robot"))?;
+        let link = Netns::create(&unique_name("link"))?;
+        let base = Netns::create(&unique_name("base"))?;
         connect(&robot, ROBOT_IFACE, "10.201.1.1/24", &link, "to-robot", "10.201.1.2/24")?;
         connect(&link, LINK_TO_BASE, "10.201.2.1/24", &base, "to-link", "10.201.2.2/24")?;
         robot.ip(&["route", "add", "default", "via", "10.201.1.2"])?;
         base.ip(&["route", "add", "default", "via", "10.201.2.1"])?;
-        link.sysctl("net.ipv4.ip_forward", "1")
-            .map_err(|e| CommandError { command: "sysctl net.ipv4.ip_forward=1".into(), stderr: e.to_string() })?;
+        link.sysctl("net.ipv4.ip_forward", "1")?;
         let bottleneck =
             Bottleneck::install(&link, LINK_TO_BASE, options.rate, options.buffer_bytes, options.burst_bytes)?;
         Ok(Self { bottleneck, robot, link, base })
     }
 
     /// Changes the bottleneck's rate (the radio link degrading or recovering).
-    pub fn set_rate(&self, rate: BitRate) -> Result<(), CommandError> {
+    pub fn set_rate(&self, rate: BitRate) -> Result<(), NetlabError> {
         self.bottleneck.set_rate(&self.link, rate)
     }
 }

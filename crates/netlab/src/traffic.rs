@@ -1,5 +1,5 @@
 //! Traffic generators and receivers: periodic UDP streams with probe headers, a TCP
-//! flood and a TCP sink. Each runs on its own thread (see [`Namespace::spawn`](crate::Namespace::spawn))
+//! flood and a TCP sink. Each runs on its own thread (see [`Netns::spawn`](bauxite_sys::Netns::spawn))
 //! until a shared stop flag is set.
 
 use std::io::{ErrorKind, Read, Write};
@@ -8,8 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use bauxite_ebpf::monotonic_ns;
+use bauxite_sys::monotonic_ns;
 
+use crate::NetlabError;
 use crate::probe::ProbeHeader;
 
 /// A shared flag that stops generators and receivers.
@@ -63,7 +64,8 @@ impl Arrival {
 }
 
 /// Receives probe messages until `stop`; non-probe datagrams are counted and skipped.
-pub fn receive_udp(socket: &UdpSocket, stop: &AtomicBool) -> (Vec<Arrival>, u64) {
+/// A receive error other than a timeout ends it with that error.
+pub fn receive_udp(socket: &UdpSocket, stop: &AtomicBool) -> std::io::Result<(Vec<Arrival>, u64)> {
     receive_udp_with(socket, stop, |_| {})
 }
 
@@ -72,8 +74,8 @@ pub fn receive_udp_with(
     socket: &UdpSocket,
     stop: &AtomicBool,
     mut on_arrival: impl FnMut(&Arrival),
-) -> (Vec<Arrival>, u64) {
-    socket.set_read_timeout(Some(Duration::from_millis(50))).expect("set a read timeout");
+) -> std::io::Result<(Vec<Arrival>, u64)> {
+    socket.set_read_timeout(Some(Duration::from_millis(50)))?;
     let mut buffer = vec![0u8; 65536];
     let mut arrivals = Vec::new();
     let mut malformed = 0;
@@ -88,10 +90,10 @@ pub fn receive_udp_with(
                 Err(_) => malformed += 1,
             },
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
-            Err(e) => panic!("receiving UDP: {e}"),
+            Err(e) => return Err(e),
         }
     }
-    (arrivals, malformed)
+    Ok((arrivals, malformed))
 }
 
 /// Linux's default congestion control. Some machines (this project's CI among them)
@@ -100,7 +102,9 @@ pub fn receive_udp_with(
 pub const STANDARD_CONGESTION_CONTROL: &str = "cubic";
 
 /// Sets the TCP congestion control of one connection (`cubic`, `bbr`, `reno`, …).
-pub fn set_congestion_control(stream: &TcpStream, name: &str) -> std::io::Result<()> {
+/// A kernel without it (and without its module) gets an error that says which
+/// module to load.
+pub fn set_congestion_control(stream: &TcpStream, name: &str) -> Result<(), NetlabError> {
     use std::os::fd::AsRawFd;
     #[allow(unsafe_code)]
     // SAFETY: a valid socket fd and a buffer of the given length.
@@ -113,7 +117,15 @@ pub fn set_congestion_control(stream: &TcpStream, name: &str) -> std::io::Result
             name.len() as libc::socklen_t,
         )
     };
-    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+    if rc == 0 {
+        return Ok(());
+    }
+    let source = std::io::Error::last_os_error();
+    let name = name.to_string();
+    Err(match source.raw_os_error() {
+        Some(libc::ENOENT) => NetlabError::CongestionControlUnavailable { name, source },
+        _ => NetlabError::CongestionControl { name, source },
+    })
 }
 
 /// Writes as fast as the connection takes until `stop`; returns bytes written.
@@ -146,22 +158,23 @@ impl SinkLog {
     }
 }
 
-/// Accepts one connection and reads it until `stop` or its end.
-pub fn tcp_sink(listener: TcpListener, stop: &AtomicBool) -> SinkLog {
-    listener.set_nonblocking(true).expect("non-blocking listener");
+/// Accepts one connection and reads it until `stop` or its end. An error accepting
+/// it ends the sink with that error.
+pub fn tcp_sink(listener: TcpListener, stop: &AtomicBool) -> std::io::Result<SinkLog> {
+    listener.set_nonblocking(true)?;
     let mut log = SinkLog::default();
     let mut stream = loop {
         if stop.load(Ordering::Relaxed) {
-            return log;
+            return Ok(log);
         }
         match listener.accept() {
             Ok((s, _)) => break s,
             Err(e) if e.kind() == ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => panic!("accepting: {e}"),
+            Err(e) => return Err(e),
         }
     };
-    stream.set_nonblocking(false).expect("blocking stream");
-    stream.set_read_timeout(Some(Duration::from_millis(50))).expect("set a read timeout");
+    stream.set_nonblocking(false)?;
+    stream.set_read_timeout(Some(Duration::from_millis(50)))?;
     let mut buffer = vec![0u8; 64 * 1024];
     while !stop.load(Ordering::Relaxed) {
         match stream.read(&mut buffer) {
@@ -171,5 +184,5 @@ pub fn tcp_sink(listener: TcpListener, stop: &AtomicBool) -> SinkLog {
             Err(_) => break,
         }
     }
-    log
+    Ok(log)
 }

@@ -8,7 +8,7 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::monotonic_ns;
+use bauxite_sys::monotonic_ns;
 
 /// Marks a frame header.
 pub const FRAME_MAGIC: [u8; 4] = *b"BXV1";

@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::monotonic_ns;
+use bauxite_sys::monotonic_ns;
+
+use crate::NetlabError;
 use crate::testbed::{BASE_ADDR, ChainTestbed};
 use crate::traffic::{self, Arrival, UdpStream};
 use crate::video::{self, FrameArrival, VideoSendLog, VideoSpec};
@@ -136,9 +138,13 @@ pub struct RunningWorkload {
     threads: Option<Threads>,
 }
 
+/// What a UDP receiver returns: the arrivals and the count of malformed datagrams.
+type Received = std::io::Result<(Vec<Arrival>, u64)>;
+
 /// The workload's threads.
 struct Threads {
-    receivers: Vec<JoinHandle<(Vec<Arrival>, u64)>>,
+    /// Per stream: its port and its receiver.
+    receivers: Vec<(u16, JoinHandle<Received>)>,
     senders: Vec<JoinHandle<u32>>,
     video_rx: JoinHandle<Vec<FrameArrival>>,
     video_tx: JoinHandle<VideoSendLog>,
@@ -156,34 +162,36 @@ impl Drop for RunningWorkload {
 type Newest = Arc<Mutex<Option<(u32, u64)>>>;
 
 impl RunningWorkload {
-    /// Starts receivers in `base`, then senders in `robot`. With a `tap`, every
-    /// measurement is also sent there as it happens.
-    pub fn start(tb: &ChainTestbed, spec: &WorkloadSpec, tap: Option<Tap>) -> std::io::Result<Self> {
+    /// Opens every socket (receivers in `base`, senders in `robot`, the video's
+    /// connection with its congestion control), then starts the threads. With a
+    /// `tap`, every measurement is also sent there as it happens.
+    ///
+    /// Every fallible step comes before the first thread, so an error (a port in use,
+    /// a kernel without the congestion control asked for) starts nothing.
+    pub fn start(tb: &ChainTestbed, spec: &WorkloadSpec, tap: Option<Tap>) -> Result<Self, NetlabError> {
+        let sockets = Sockets::open(tb, spec)?;
         let (send_stop, stop) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
         let newest: Newest = Arc::new(Mutex::new(None));
-        let mut receivers = Vec::new();
         let emit = move |tap: &Option<Tap>, event: WorkloadEvent| {
             if let Some(tap) = tap {
                 let _ = tap.send(event);
             }
         };
-        for (index, s) in spec.streams.iter().enumerate() {
-            let port = s.port;
-            let socket = tb.base.run(move || UdpSocket::bind((BASE_ADDR, port)))?;
+        let mut receivers = Vec::new();
+        for (index, (s, socket)) in spec.streams.iter().zip(sockets.receivers).enumerate() {
             let (stop, newest, tap) = (stop.clone(), newest.clone(), tap.clone());
-            let tracks_corrections = port == spec.correction_port;
-            receivers.push(tb.base.spawn(move || {
+            let tracks_corrections = s.port == spec.correction_port;
+            let receiver = tb.base.spawn(move || {
                 traffic::receive_udp_with(&socket, &stop, |arrival| {
                     if tracks_corrections {
                         track_newest(&newest, arrival);
                     }
                     emit(&tap, WorkloadEvent::Message { stream: index, arrival: *arrival });
                 })
-            }));
+            });
+            receivers.push((s.port, receiver));
         }
-        let video_port = spec.video_port;
-        let listener = tb.base.run(move || TcpListener::bind((BASE_ADDR, video_port)))?;
-        let (video_stop, video_tap) = (stop.clone(), tap.clone());
+        let (listener, video_stop, video_tap) = (sockets.video_listener, stop.clone(), tap.clone());
         let video_rx = tb.base.spawn(move || match listener.accept() {
             Ok((stream, _)) => {
                 video::receive_video(stream, &video_stop, |frame| emit(&video_tap, WorkloadEvent::Frame(*frame)))
@@ -200,7 +208,8 @@ impl RunningWorkload {
         let senders = spec
             .streams
             .iter()
-            .map(|s| {
+            .zip(sockets.senders)
+            .map(|(s, socket)| {
                 let stream = UdpStream {
                     stream: s.port,
                     dst: SocketAddr::from((BASE_ADDR, s.port)),
@@ -208,38 +217,79 @@ impl RunningWorkload {
                     size: s.size,
                 };
                 let stop = send_stop.clone();
-                tb.robot.spawn(move || {
-                    let socket = UdpSocket::bind("0.0.0.0:0").expect("bind a UDP sender");
-                    traffic::send_udp(&socket, &stream, &stop)
-                })
+                tb.robot.spawn(move || traffic::send_udp(&socket, &stream, &stop))
             })
             .collect();
-        let (video_spec, cc, tx_stop) = (spec.video.clone(), spec.congestion_control.clone(), send_stop.clone());
-        let video_tx = tb.robot.spawn(move || {
-            let stream = TcpStream::connect((BASE_ADDR, video_port)).expect("connect the video stream");
-            traffic::set_congestion_control(&stream, &cc).expect("set the video's congestion control");
-            video::send_video(stream, &video_spec, &tx_stop)
-        });
+        let (video_spec, video_stream, tx_stop) = (spec.video.clone(), sockets.video_stream, send_stop.clone());
+        let video_tx = tb.robot.spawn(move || video::send_video(video_stream, &video_spec, &tx_stop));
         let threads = Threads { receivers, senders, video_rx, video_tx, control };
         Ok(Self { send_stop, receive_stop: stop, threads: Some(threads) })
     }
 
     /// Stops senders, waits `drain` for messages in flight, stops receivers and
-    /// returns what was measured.
-    pub fn stop(mut self, drain: Duration) -> WorkloadResult {
+    /// returns what was measured; an error if a receiver could not go on receiving.
+    pub fn stop(mut self, drain: Duration) -> Result<WorkloadResult, NetlabError> {
         let threads = self.threads.take().expect("threads until stopped");
         self.send_stop.store(true, Ordering::Relaxed);
         let sent = threads.senders.into_iter().map(|h| h.join().expect("sender")).collect();
         let video = threads.video_tx.join().expect("video sender");
         std::thread::sleep(drain);
         self.receive_stop.store(true, Ordering::Relaxed);
-        WorkloadResult {
-            arrivals: threads.receivers.into_iter().map(|h| h.join().expect("receiver").0).collect(),
+        let mut arrivals = Vec::new();
+        for (port, h) in threads.receivers {
+            let (received, _malformed) = h
+                .join()
+                .expect("receiver")
+                .map_err(NetlabError::socket(format!("receiving UDP on {BASE_ADDR}:{port}")))?;
+            arrivals.push(received);
+        }
+        Ok(WorkloadResult {
+            arrivals,
             sent,
             frames: threads.video_rx.join().expect("video receiver"),
             video,
             updates: threads.control.join().expect("control loop"),
+        })
+    }
+}
+
+/// The workload's sockets, opened before any thread starts. Sockets belong to the
+/// namespace they were opened in, whichever thread uses them.
+struct Sockets {
+    /// Per stream, in `base`.
+    receivers: Vec<UdpSocket>,
+    /// Per stream, in `robot`.
+    senders: Vec<UdpSocket>,
+    /// In `base`: the video's listener, with the connection waiting in its backlog.
+    video_listener: TcpListener,
+    /// In `robot`: the video's connection, with its congestion control set.
+    video_stream: TcpStream,
+}
+
+impl Sockets {
+    fn open(tb: &ChainTestbed, spec: &WorkloadSpec) -> Result<Self, NetlabError> {
+        let mut receivers = Vec::new();
+        let mut senders = Vec::new();
+        for s in &spec.streams {
+            let port = s.port;
+            let socket = tb.base.run(move || UdpSocket::bind((BASE_ADDR, port)));
+            receivers.push(socket.map_err(NetlabError::socket(format!("binding UDP {BASE_ADDR}:{port} in base")))?);
+            let socket = tb.robot.run(|| UdpSocket::bind("0.0.0.0:0"));
+            senders.push(socket.map_err(NetlabError::socket("binding a UDP sender in robot"))?);
         }
+        let port = spec.video_port;
+        let video_listener = tb
+            .base
+            .run(move || TcpListener::bind((BASE_ADDR, port)))
+            .map_err(NetlabError::socket(format!("listening on TCP {BASE_ADDR}:{port} in base")))?;
+        // The kernel completes the handshake into the listener's backlog: the video
+        // receiver accepts it once it runs.
+        let video_stream = tb
+            .robot
+            .run(move || TcpStream::connect((BASE_ADDR, port)))
+            .map_err(NetlabError::socket(format!("connecting the video stream to {BASE_ADDR}:{port}")))?;
+        traffic::set_congestion_control(&video_stream, &spec.congestion_control)?;
+        Ok(Self { receivers, senders, video_listener, video_stream })
     }
 }
 

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use bauxite_core::stats::Summary;
 use bauxite_netlab::workload::{RunningWorkload, WorkloadEvent, WorkloadSpec};
-use bauxite_netlab::{ChainOptions, ChainTestbed, root_or_skip};
+use bauxite_netlab::{ChainOptions, ChainTestbed};
+use bauxite_sys::root_or_skip;
 
 #[test]
 fn the_workload_arrives_complete_on_a_fast_link() {
@@ -19,7 +20,7 @@ fn the_workload_arrives_complete_on_a_fast_link() {
     let running = RunningWorkload::start(&tb, &spec, Some(tap)).expect("start the workload");
     std::thread::sleep(Duration::from_secs(3));
     let ran_s = started.elapsed().as_secs_f64();
-    let result = running.stop(Duration::from_millis(300));
+    let result = running.stop(Duration::from_millis(300)).expect("stop the workload");
 
     // The senders pace on absolute times, so they never send ahead of their rate over the time
     // the test let them run; a loaded 2-core machine can start their threads late, and 20 % of

@@ -7,8 +7,9 @@
 
 use bauxite_core::{Dscp, Match, PortRange, PortSide, Profile, Protocol, Rule, ValidatedProfile};
 use bauxite_ebpf::craft::{FrameSpec, TCP, UDP, V6_DEST_OPTS, V6_HOP_BY_HOP};
-use bauxite_ebpf::{Control, Datapath, monotonic_ns};
+use bauxite_ebpf::{Control, Datapath};
 use bauxite_shaper::plan::{lane_policy, rule_set};
+use bauxite_sys::monotonic_ns;
 
 const REPEAT: u32 = 2_000_000;
 
@@ -31,7 +32,7 @@ fn cost(dp: &mut Datapath, frame: &[u8]) -> f64 {
 }
 
 fn main() {
-    if !bauxite_netlab::is_root() {
+    if !bauxite_sys::is_root() {
         eprintln!("classifier benchmark: needs root (BPF_PROG_TEST_RUN); skipped");
         return;
     }

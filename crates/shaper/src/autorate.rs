@@ -18,7 +18,7 @@ use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
 use bauxite_core::{AutoRatePolicy, BitRate};
-use bauxite_ebpf::monotonic_ns;
+use bauxite_sys::monotonic_ns;
 
 /// Probes start with this, so the reflector answers nothing else.
 pub const PROBE_MAGIC: [u8; 4] = *b"BXR1";

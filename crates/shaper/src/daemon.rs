@@ -9,7 +9,8 @@ use std::net::SocketAddr;
 use std::sync::mpsc::Receiver;
 
 use bauxite_core::{BitRate, Match, PortRange, PortSide, Protocol, RateSetting, ValidatedProfile};
-use bauxite_ebpf::{Control, Datapath, LaneStats, TcAttachMode, monotonic_ns};
+use bauxite_ebpf::{Control, Datapath, LaneStats, TcAttachMode};
+use bauxite_sys::{Netns, monotonic_ns};
 use tracing::{debug, info, warn};
 
 use crate::autorate::{self, RateController, RttSample};
@@ -19,7 +20,7 @@ use crate::class_stats::{ClassStats, ClassStatsReader};
 use crate::controller::{Controller, LaneSample, Transition};
 use crate::plan::{htb_tree, lane_minor, lane_policy, probability_to_u32, rule_set};
 use crate::state::{self, LaneStatus, ShaperStatus};
-use crate::tc::{self, HTB_MAJOR, Netns, classid};
+use crate::tc::{self, HTB_MAJOR, classid};
 
 /// What `up` is asked to do.
 #[derive(Clone, Debug)]
@@ -45,18 +46,9 @@ impl UpOptions {
 /// How often the published status file is refreshed.
 const STATUS_INTERVAL: Duration = Duration::from_millis(100);
 
-/// Whether this process runs as root (effective uid 0).
-pub fn is_root() -> bool {
-    #[allow(unsafe_code)]
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe {
-        libc::geteuid() == 0
-    }
-}
-
 /// Fails unless running as root.
 pub fn require_root(what: &str) -> Result<(), ShaperError> {
-    if is_root() { Ok(()) } else { Err(ShaperError::NotRoot(what.to_string())) }
+    if bauxite_sys::is_root() { Ok(()) } else { Err(ShaperError::NotRoot(what.to_string())) }
 }
 
 /// The interface's index, or a clear error when there is no such interface.
@@ -164,7 +156,7 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
     datapath.maps.set_control(&control)?;
 
     let original_gso = tc::gso_max_size(&ns, &iface)?;
-    let mut installed = Installed { ns: ns.clone(), iface: iface.clone(), original_gso: None, htb: false };
+    let mut installed = Installed { ns: Netns::current(), iface: iface.clone(), original_gso: None, htb: false };
     // HTB does not split GSO super-packets: a 64 KB one would hold the link for
     // 350 ms at 1.5 Mbit/s. One MTU per packet keeps lanes interleaving finely.
     tc::set_gso_max_size(&ns, &iface, mtu(&iface))?;
@@ -223,7 +215,7 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
         Some(addr) => {
             let (tx, rx) = std::sync::mpsc::channel();
             autorate::start_prober(addr, profile.auto_rate.probe_interval, tx, Arc::clone(stop_probes))
-                .map_err(|e| ShaperError::Io(format!("starting rate probes to {addr}"), e))?;
+                .map_err(ShaperError::io(format!("starting rate probes to {addr}")))?;
             info!(iface, reflector = %addr, "rate: auto, probing the link");
             Some(AutoRate {
                 controller: RateController::new(&profile.auto_rate).with_headroom(profile.headroom),
@@ -235,7 +227,7 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
     };
     let silence = (profile.auto_rate.probe_interval * 10).max(Duration::from_millis(200));
 
-    let mut reader = ClassStatsReader::new().map_err(|e| ShaperError::Io("opening a netlink socket".into(), e))?;
+    let mut reader = ClassStatsReader::new().map_err(ShaperError::io("opening a netlink socket"))?;
     let mut controller = Controller::new(&profile, rate);
     let started = Instant::now();
     let loop_start_ns = monotonic_ns();
@@ -244,8 +236,7 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
     let poll = profile.congestion.poll_interval;
 
     while !stop.load(Ordering::Relaxed) {
-        let classes =
-            reader.dump(index).map_err(|e| ShaperError::Io(format!("reading class statistics of {iface}"), e))?;
+        let classes = reader.dump(index).map_err(ShaperError::io(format!("reading class statistics of {iface}")))?;
         let Some(lane_classes) = lane_classes(&classes, profile.lanes.len()) else {
             // Someone removed or replaced our tree: the kernel programs keep steering,
             // but there is nothing to measure; say so and keep the lease alive.
@@ -461,7 +452,7 @@ pub fn down(iface: &str) -> Result<DownReport, ShaperError> {
         Ok(previous) => previous,
         Err(e) => {
             warn!("{e}; removing it");
-            state::remove(iface).map_err(|e| ShaperError::Io("removing the state file".into(), e))?;
+            state::remove(iface).map_err(ShaperError::io("removing the state file"))?;
             None
         }
     };
@@ -495,7 +486,7 @@ pub fn down(iface: &str) -> Result<DownReport, ShaperError> {
             tc::set_gso_max_size(&ns, iface, prev.original_gso_max_size)?;
             report.restored_gso = Some(prev.original_gso_max_size);
         }
-        state::remove(iface).map_err(|e| ShaperError::Io("removing the state file".into(), e))?;
+        state::remove(iface).map_err(ShaperError::io("removing the state file"))?;
         report.removed_state = true;
     }
     Ok(report)
@@ -523,7 +514,7 @@ pub fn status(iface: &str) -> Result<StatusReport, ShaperError> {
     let ns = Netns::current();
     let htb_installed =
         matches!(tc::root_qdisc(&ns, iface)?, Some((kind, major)) if kind == "htb" && major == HTB_MAJOR);
-    let mut shaper = state::load(iface).map_err(|e| ShaperError::Io("reading the state file".into(), e))?;
+    let mut shaper = state::load(iface).map_err(ShaperError::io("reading the state file"))?;
     let daemon = match &shaper {
         Some(s) if s.daemon_alive() => "running",
         Some(_) => "dead",

@@ -60,8 +60,22 @@ pub enum ShaperError {
     Datapath(#[from] bauxite_ebpf::DatapathError),
     /// A `tc`/`ip` command failed.
     #[error(transparent)]
-    Command(#[from] tc::CommandError),
+    Command(#[from] bauxite_sys::SysError),
     /// An I/O error, with what was being done.
-    #[error("{0}: {1}")]
-    Io(String, std::io::Error),
+    #[error("{what}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl ShaperError {
+    /// Wraps an I/O error with what was being done, for `map_err`.
+    pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
+        let what = what.into();
+        move |source| Self::Io { what, source }
+    }
 }

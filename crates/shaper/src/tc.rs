@@ -2,93 +2,11 @@
 //!
 //! HTB classes are created through `tc -batch`, which builds the kernel's rate
 //! tables exactly as every operator's own `tc` would, and applies a whole tree in
-//! one invocation. Everything here can run inside a named network namespace
-//! (`ip netns exec`), which is how the netlab testbeds reuse it.
-
-use std::io::Write;
-use std::process::{Command, Stdio};
+//! one invocation. Everything here runs in a [`Netns`]: the daemon's own namespace,
+//! or a named one in tests.
 
 use bauxite_core::BitRate;
-
-/// A failed `tc`/`ip` invocation, with the command and what it printed.
-#[derive(Debug, thiserror::Error)]
-#[error("`{command}` failed: {stderr}")]
-pub struct CommandError {
-    /// The command line.
-    pub command: String,
-    /// Its standard error (or why it could not start).
-    pub stderr: String,
-}
-
-/// Where commands run: this process's network namespace or a named one.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Netns(Option<String>);
-
-impl Netns {
-    /// This process's own namespace.
-    pub fn current() -> Self {
-        Self(None)
-    }
-
-    /// A namespace created with `ip netns add NAME`.
-    pub fn named(name: impl Into<String>) -> Self {
-        Self(Some(name.into()))
-    }
-
-    /// The namespace's name, if it is a named one.
-    pub fn name(&self) -> Option<&str> {
-        self.0.as_deref()
-    }
-
-    /// A command that runs `program args…` in this namespace.
-    pub fn command(&self, program: &str, args: &[&str]) -> Command {
-        match &self.0 {
-            None => {
-                let mut c = Command::new(program);
-                c.args(args);
-                c
-            }
-            Some(ns) => {
-                let mut c = Command::new("ip");
-                c.args(["netns", "exec", ns, program]).args(args);
-                c
-            }
-        }
-    }
-
-    /// Runs `program args…` here, with `stdin` fed to it; returns its standard output.
-    pub fn run_with_input(&self, program: &str, args: &[&str], stdin: &str) -> Result<String, CommandError> {
-        let mut cmd = self.command(program, args);
-        let line = format!("{cmd:?}").replace('"', "");
-        let fail = |stderr: String| CommandError { command: line.clone(), stderr };
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| fail(format!("cannot start {program}: {e} (is iproute2 installed?)")))?;
-        if let Some(mut input) = child.stdin.take() {
-            input.write_all(stdin.as_bytes()).map_err(|e| fail(e.to_string()))?;
-        }
-        let out = child.wait_with_output().map_err(|e| fail(e.to_string()))?;
-        if !out.status.success() {
-            return Err(fail(String::from_utf8_lossy(&out.stderr).trim().to_string()));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    }
-
-    /// Runs `program args…` here; returns its standard output.
-    pub fn run(&self, program: &str, args: &[&str]) -> Result<String, CommandError> {
-        self.run_with_input(program, args, "")
-    }
-
-    /// Applies `tc` commands (one per line, without the leading `tc`) in one
-    /// `tc -batch` run; tc stops at the first failing line.
-    pub fn tc_batch(&self, lines: &[String]) -> Result<(), CommandError> {
-        let script = lines.join("\n") + "\n";
-        self.run_with_input("tc", &["-batch", "-"], &script).map(|_| ())
-    }
-}
+use bauxite_sys::{Netns, SysError};
 
 /// The handle major of every qdisc Bauxite installs as root (`ba:`), which is how
 /// `down` recognises its own and leaves anything else alone.
@@ -185,8 +103,8 @@ impl HtbTree {
 }
 
 /// The root qdisc of `iface`: its kind and handle major, if any.
-pub fn root_qdisc(ns: &Netns, iface: &str) -> Result<Option<(String, u16)>, CommandError> {
-    let out = ns.run("tc", &["qdisc", "show", "dev", iface, "root"])?;
+pub fn root_qdisc(ns: &Netns, iface: &str) -> Result<Option<(String, u16)>, SysError> {
+    let out = ns.exec("tc", &["qdisc", "show", "dev", iface, "root"])?;
     // e.g. "qdisc htb ba: root refcnt 2 r2q 10 default 0xff ..."
     Ok(out.lines().find(|l| l.contains(" root")).and_then(|line| {
         let mut words = line.split_whitespace().skip(1);
@@ -197,10 +115,10 @@ pub fn root_qdisc(ns: &Netns, iface: &str) -> Result<Option<(String, u16)>, Comm
 }
 
 /// Removes the root qdisc of `iface` if it is Bauxite's; returns whether it was.
-pub fn remove_root_if_ours(ns: &Netns, iface: &str) -> Result<bool, CommandError> {
+pub fn remove_root_if_ours(ns: &Netns, iface: &str) -> Result<bool, SysError> {
     match root_qdisc(ns, iface)? {
         Some((kind, major)) if kind == "htb" && major == HTB_MAJOR => {
-            ns.run("tc", &["qdisc", "del", "dev", iface, "root"])?;
+            ns.exec("tc", &["qdisc", "del", "dev", iface, "root"])?;
             Ok(true)
         }
         _ => Ok(false),
@@ -208,15 +126,15 @@ pub fn remove_root_if_ours(ns: &Netns, iface: &str) -> Result<bool, CommandError
 }
 
 /// Sets the largest GSO packet the stack hands to `iface`'s qdisc.
-pub fn set_gso_max_size(ns: &Netns, iface: &str, bytes: u32) -> Result<(), CommandError> {
-    ns.run("ip", &["link", "set", "dev", iface, "gso_max_size", &bytes.to_string()]).map(|_| ())
+pub fn set_gso_max_size(ns: &Netns, iface: &str, bytes: u32) -> Result<(), SysError> {
+    ns.exec("ip", &["link", "set", "dev", iface, "gso_max_size", &bytes.to_string()]).map(|_| ())
 }
 
 /// Reads `iface`'s `gso_max_size`.
-pub fn gso_max_size(ns: &Netns, iface: &str) -> Result<u32, CommandError> {
-    let out = ns.run("ip", &["-d", "link", "show", "dev", iface])?;
+pub fn gso_max_size(ns: &Netns, iface: &str) -> Result<u32, SysError> {
+    let out = ns.exec("ip", &["-d", "link", "show", "dev", iface])?;
     out.split_whitespace().skip_while(|w| *w != "gso_max_size").nth(1).and_then(|v| v.parse().ok()).ok_or_else(|| {
-        CommandError { command: format!("ip -d link show dev {iface}"), stderr: "no gso_max_size in the output".into() }
+        SysError::UnexpectedOutput { command: format!("ip -d link show dev {iface}"), missing: "gso_max_size".into() }
     })
 }
 

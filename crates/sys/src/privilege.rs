@@ -1,6 +1,13 @@
 //! Root checks, for commands and for tests that need namespaces or eBPF.
 
-pub use bauxite_shaper::daemon::is_root;
+/// Whether this process runs as root (effective uid 0).
+pub fn is_root() -> bool {
+    #[allow(unsafe_code)]
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe {
+        libc::geteuid() == 0
+    }
+}
 
 /// For tests that need root: true when they can run. Without root they are skipped
 /// with a message, except under `CI=true`, where a skip would hide a failure, so the

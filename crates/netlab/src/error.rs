@@ -1,0 +1,50 @@
+//! The testbed's one error type.
+
+/// Why a testbed could not be built or driven, or a workload could not run. Each
+/// variant keeps the lower error as its [`source`](std::error::Error::source).
+#[derive(Debug, thiserror::Error)]
+pub enum NetlabError {
+    /// A command (`ip`, `tc`) or a namespace operation failed.
+    #[error(transparent)]
+    Sys(#[from] bauxite_sys::SysError),
+    /// An operation that needs a named namespace got this process's own.
+    #[error("{0}")]
+    Unnamed(&'static str),
+    /// A socket could not be opened, connected or read.
+    #[error("{what}")]
+    Socket {
+        /// What was being done, naming the address or port.
+        what: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The kernel has no such TCP congestion control and could not load it.
+    #[error("congestion control {name} unavailable: modprobe tcp_{name}")]
+    CongestionControlUnavailable {
+        /// The congestion control asked for (`cubic`, `bbr`, …).
+        name: String,
+        /// The kernel's answer.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The kernel refused the TCP congestion control for another reason (for
+    /// example, a user other than root may only pick those in
+    /// `net.ipv4.tcp_allowed_congestion_control`).
+    #[error("setting congestion control {name} (allowed ones: sysctl net.ipv4.tcp_allowed_congestion_control)")]
+    CongestionControl {
+        /// The congestion control asked for.
+        name: String,
+        /// The kernel's answer.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl NetlabError {
+    /// Wraps a socket error with what was being done, for `map_err`.
+    pub(crate) fn socket(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> Self {
+        let what = what.into();
+        move |source| Self::Socket { what, source }
+    }
+}
