@@ -4,11 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use bauxite_core::{BitRate, DEFAULT_REFLECTOR_PORT, Profile, Protocol, RateSetting};
 use bauxite_netlab::testbed::{BASE_ADDR, ROBOT_IFACE};
-use bauxite_netlab::workload::{RunningWorkload, WorkloadSpec};
+use bauxite_netlab::workload::{RunningWorkload, WorkloadEvent, WorkloadSpec};
 use bauxite_netlab::{ChainOptions, ChainTestbed, NetlabError};
 use bauxite_shaper::state::ShaperStatus;
 use bauxite_sys::{ChildGuard, Netns, monotonic_ns};
@@ -121,6 +122,11 @@ pub fn protected_profile(rate: Option<BitRate>) -> Profile {
 }
 
 /// Runs one phase of one trial; writes its recording to `mcap`.
+///
+/// Set up (testbed, and in phase 2 the shaper), run the workload on the scenario's
+/// timeline while recording it live, then collect the results and tear down.
+/// Everything the phase built is removed on every way out: the daemons and the
+/// testbed stop when dropped.
 pub fn run_phase(
     options: &DemoOptions,
     trial: u32,
@@ -128,48 +134,87 @@ pub fn run_phase(
     dir: &Path,
     mcap: &Path,
 ) -> Result<PhaseData, DemoError> {
-    let scenario = &options.scenario;
-    let tb = ChainTestbed::create(&ChainOptions { rate: scenario.initial_rate, ..Default::default() })?;
-    let mut processes = Vec::new();
+    let tb = ChainTestbed::create(&ChainOptions { rate: options.scenario.initial_rate, ..Default::default() })?;
     // Phase 1 runs no shaper; its recording is still checked against the same targets.
     let profile = protected_profile(options.rate);
-    if phase == 2 {
-        let config = dir.join("profile.yaml");
-        std::fs::write(&config, serde_yaml_ng::to_string(&profile).expect("a profile serializes"))
-            .map_err(DemoError::io(config.display().to_string()))?;
-        if options.rate.is_none() {
-            let reflector = tb.base.command(&options.exe, &["reflect"]).stderr(log(dir, "reflect.log")?).spawn();
-            processes.push(ChildGuard::new(reflector.map_err(DemoError::io("starting bauxite reflect"))?, STOP_GRACE));
-        }
-        let up = tb
-            .robot
-            .command(&options.exe, &["up", "--iface", ROBOT_IFACE, "--config"])
-            .arg(&config)
-            .stderr(log(dir, "up.log")?)
-            .spawn();
-        processes.push(ChildGuard::new(up.map_err(DemoError::io("starting bauxite up"))?, STOP_GRACE));
-        let deadline = Instant::now() + SHAPER_START_TIMEOUT;
-        while shaper_status(&tb.robot, &options.exe).is_none_or(|s| s["daemon"] != "running") {
-            if Instant::now() > deadline {
-                return Err(DemoError::ShaperNotRunning { waited: SHAPER_START_TIMEOUT, log: dir.join("up.log") });
-            }
-            if options.stop.load(Ordering::Relaxed) {
-                return Err(DemoError::Interrupted);
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
+    let daemons = if phase == 2 { start_shaper(options, &tb, &profile, dir)? } else { Vec::new() };
 
+    let spec = workload_spec(trial);
+    let start_ns = monotonic_ns();
+    let started = Instant::now();
+    let info = run_info(options, trial, phase, &spec, &profile);
+    let mut recording = LiveRecording::create(mcap, &info, &spec, &profile, start_ns, options)?;
+    let (tap, live) = std::sync::mpsc::channel();
+    let workload = RunningWorkload::start(&tb, &spec, Some(tap)).map_err(DemoError::Workload)?;
+    let state = shaper_sampler(phase, &tb.robot, &options.exe, &profile);
+    record_live(options, &tb, &mut recording, &live, &state, started)?;
+
+    let last_state = state();
+    let result = workload.stop(Duration::from_secs(1)).map_err(DemoError::Workload)?;
+    drop(daemons);
+    recording.write(live.try_iter(), last_state)?;
+    recording.finish(&result)
+}
+
+/// Phase 2's daemons: writes the profile to `dir`, starts `bauxite reflect` in the
+/// base (for `rate: auto`) and `bauxite up` in the robot, and waits until the shaper
+/// runs. The daemons stop when the returned guards are dropped.
+fn start_shaper(
+    options: &DemoOptions,
+    tb: &ChainTestbed,
+    profile: &Profile,
+    dir: &Path,
+) -> Result<Vec<ChildGuard>, DemoError> {
+    let mut daemons = Vec::new();
+    let config = dir.join("profile.yaml");
+    std::fs::write(&config, serde_yaml_ng::to_string(profile).expect("a profile serializes"))
+        .map_err(DemoError::io(config.display().to_string()))?;
+    if options.rate.is_none() {
+        let reflector = tb.base.command(&options.exe, &["reflect"]).stderr(log(dir, "reflect.log")?).spawn();
+        daemons.push(ChildGuard::new(reflector.map_err(DemoError::io("starting bauxite reflect"))?, STOP_GRACE));
+    }
+    let up = tb
+        .robot
+        .command(&options.exe, &["up", "--iface", ROBOT_IFACE, "--config"])
+        .arg(&config)
+        .stderr(log(dir, "up.log")?)
+        .spawn();
+    daemons.push(ChildGuard::new(up.map_err(DemoError::io("starting bauxite up"))?, STOP_GRACE));
+    wait_until_running(options, &tb.robot, dir)?;
+    Ok(daemons)
+}
+
+/// Waits until `bauxite up` reports running in `ns`, at most [`SHAPER_START_TIMEOUT`].
+fn wait_until_running(options: &DemoOptions, ns: &Netns, dir: &Path) -> Result<(), DemoError> {
+    let deadline = Instant::now() + SHAPER_START_TIMEOUT;
+    while shaper_status(ns, &options.exe).is_none_or(|s| s["daemon"] != "running") {
+        if Instant::now() > deadline {
+            return Err(DemoError::ShaperNotRunning { waited: SHAPER_START_TIMEOUT, log: dir.join("up.log") });
+        }
+        if options.stop.load(Ordering::Relaxed) {
+            return Err(DemoError::Interrupted);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Ok(())
+}
+
+/// The seed's workload, with the control loop's phase of trial `trial`.
+fn workload_spec(trial: u32) -> WorkloadSpec {
     let mut spec = WorkloadSpec::default();
     // Spread the control loop's phase over trials (golden-ratio steps): a robot's loop
     // is not synchronised with its corrections, and one fixed phase would bias the
     // update delay. Both phases of a trial use the same, so they compare fairly.
     let period = 1.0 / spec.control_loop_hz;
     spec.control_loop_phase = Duration::from_secs_f64((f64::from(trial) * 0.618_034).fract() * period);
-    let start_ns = monotonic_ns();
-    let started = Instant::now();
-    let targets = &profile.targets;
-    let info = RunInfo {
+    spec
+}
+
+/// What the recording says about its run: the link's timeline, the critical
+/// streams and the targets it is checked against.
+fn run_info(options: &DemoOptions, trial: u32, phase: u32, spec: &WorkloadSpec, profile: &Profile) -> RunInfo {
+    let (scenario, targets) = (&options.scenario, &profile.targets);
+    RunInfo {
         trial,
         phase,
         protected: phase == 2,
@@ -180,7 +225,7 @@ pub fn run_phase(
         critical_streams: spec
             .streams
             .iter()
-            .filter(|s| lane_of(&profile, Protocol::Udp, s.port) == profile.lanes[0].name)
+            .filter(|s| lane_of(profile, Protocol::Udp, s.port) == profile.lanes[0].name)
             .map(|s| StreamRate { port: s.port, rate_hz: s.rate_hz })
             .collect(),
         shaper_rate: (phase == 2).then(|| options.rate.map_or("auto".into(), |r| r.to_string())),
@@ -188,16 +233,38 @@ pub fn run_phase(
         target_critical_latency_p99_ms: targets.critical_latency_p99.as_secs_f64() * 1e3,
         target_update_delay_mean_ms: targets.update_delay_mean.as_secs_f64() * 1e3,
         target_critical_loss_pct: targets.critical_loss_pct,
-    };
-    let mut recording = LiveRecording::create(mcap, &info, &spec, &profile, start_ns, options)?;
-    let (tap, live) = std::sync::mpsc::channel();
-    let workload = RunningWorkload::start(&tb, &spec, Some(tap)).map_err(DemoError::Workload)?;
+    }
+}
+
+/// A sample of the shaper's state, stamped when taken; `None` when it could not be
+/// read (the sample is skipped).
+type StateSample = Option<(u64, ShaperState)>;
+
+/// Where the phase's shaper samples come from: the daemon's status in phase 2; in
+/// phase 1, an inactive shaper.
+fn shaper_sampler<'a>(phase: u32, ns: &'a Netns, exe: &'a Path, profile: &'a Profile) -> impl Fn() -> StateSample + 'a {
     // The lane the shaper discards early from (the profile's, not a name assumed here).
     let bulk = profile.lanes.iter().find(|l| l.drop_when_congested).map_or("", |l| l.name.as_str());
-    let state = || if phase == 2 { shaper_state(&tb.robot, &options.exe, bulk) } else { Some(ShaperState::inactive()) };
+    move || {
+        let state = if phase == 2 { shaper_state(ns, exe, bulk) } else { Some(ShaperState::inactive()) };
+        state.map(|s| (monotonic_ns(), s))
+    }
+}
+
+/// Runs the scenario's timeline until its duration is over (or a signal stops it):
+/// changes the link's rate when the timeline says and writes what the workload
+/// measured, with a shaper sample, every 100 ms. Written as it happens: if the demo
+/// is killed, the recording keeps everything up to its last closed chunk.
+fn record_live(
+    options: &DemoOptions,
+    tb: &ChainTestbed,
+    recording: &mut LiveRecording,
+    live: &Receiver<WorkloadEvent>,
+    state: &impl Fn() -> StateSample,
+    started: Instant,
+) -> Result<(), DemoError> {
+    let scenario = &options.scenario;
     let mut changes = scenario.rates().peekable();
-    // Written as it happens (a batch every 100 ms): if the demo is killed, the
-    // recording keeps everything up to its last closed chunk.
     while started.elapsed() < scenario.duration {
         if options.stop.load(Ordering::Relaxed) {
             return Err(DemoError::Interrupted);
@@ -207,17 +274,13 @@ pub fn run_phase(
             // The change as it happened (the figures' windows start at the drop), not as planned.
             recording.link_changed(monotonic_ns(), rate)?;
         }
-        recording.write(live.try_iter(), state().map(|s| (monotonic_ns(), s)))?;
+        recording.write(live.try_iter(), state())?;
         // Wake for the next link change on time, else every 100 ms.
         let next = started.elapsed() + Duration::from_millis(100);
         let next = changes.peek().map_or(next, |(at, _)| next.min(*at));
         std::thread::sleep(next.saturating_sub(started.elapsed()));
     }
-    let last_state = state().map(|s| (monotonic_ns(), s));
-    let result = workload.stop(Duration::from_secs(1)).map_err(DemoError::Workload)?;
-    drop(processes);
-    recording.write(live.try_iter(), last_state)?;
-    recording.finish(&result)
+    Ok(())
 }
 
 /// The shaper's state as `bauxite status --json` reports it in the robot namespace;
