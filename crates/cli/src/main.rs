@@ -140,6 +140,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Demo { trials, duration, rate, out } => {
             let scenario =
                 bauxite_demo::Scenario::seed(std::time::Duration::from_secs(duration)).context("--duration")?;
+            // Phase 2's profile, checked now rather than after phase 1 has run.
+            bauxite_demo::run::protected_profile(rate).validate().context("--rate")?;
             bauxite_core::ensure_writable_dir(&out).context("--out")?;
             bauxite_shaper::daemon::require_root(
                 "`bauxite demo` builds network namespaces and attaches eBPF programs in them",

@@ -134,3 +134,14 @@ fn sim_study_bounds_jobs_and_seeds() {
     assert!(stderr.contains("flow records"), "{stderr}");
     assert!(!out.exists(), "a refused study writes nothing");
 }
+
+/// Issue 10 #3/#10: a demo `--rate` the shaper cannot take is refused before phase 1
+/// runs, not by `bauxite up` when phase 2 starts.
+#[test]
+fn demo_checks_its_rate_before_anything_runs() {
+    let out = scratch("demo");
+    let _cleanup = Remove(out.clone());
+    let stderr = refused(&["demo", "--trials", "1", "--rate", "1bit", "--out", out.to_str().unwrap()]);
+    assert!(stderr.contains("--rate: rate: 1bit is not between 64kbit and 100gbit"), "{stderr}");
+    assert!(!out.exists(), "nothing written");
+}

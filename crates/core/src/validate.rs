@@ -7,7 +7,6 @@
 //! (a 4-billion-packet queue) would let one config exhaust the robot's memory.
 
 use std::collections::HashSet;
-use std::fmt::Display;
 use std::net::SocketAddr;
 use std::ops::{Deref, RangeInclusive};
 use std::time::Duration;
@@ -157,18 +156,38 @@ impl Profile {
     }
 }
 
+/// A bounded number as a message shows it: as it is usually written in YAML, so
+/// `1e-300` stays `1e-300` rather than 300 digits.
+trait Shown {
+    fn shown(&self) -> String;
+}
+
+impl Shown for f64 {
+    fn shown(&self) -> String {
+        // Debug switches to an exponent for very small and very large values.
+        format!("{self:?}")
+    }
+}
+
+impl Shown for u32 {
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Shown for BitRate {
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
 /// Fails unless `min <= value <= max`, naming `key`, the range and why it is bounded.
-fn within<T: PartialOrd + Display>(
-    key: &str,
-    value: T,
-    range: RangeInclusive<T>,
-    why: &str,
-) -> Result<(), ProfileError> {
+fn within<T: PartialOrd + Shown>(key: &str, value: T, range: RangeInclusive<T>, why: &str) -> Result<(), ProfileError> {
     if range.contains(&value) {
         return Ok(());
     }
-    let message = format!("{value} is not between {} and {}: {why}", range.start(), range.end());
-    Err(ProfileError::new(key, Some(value.to_string()), message))
+    let (shown, min, max) = (value.shown(), range.start().shown(), range.end().shown());
+    Err(ProfileError::new(key, Some(shown.clone()), format!("{shown} is not between {min} and {max}: {why}")))
 }
 
 /// [`within`] for durations, written as configs write them.
@@ -506,6 +525,7 @@ mod tests {
             edit(&mut p);
             let e = p.validate().expect_err(key);
             assert_eq!(&e.key, key, "{e}");
+            assert!(e.message.len() < 200, "a short message: {e}");
         }
     }
 
