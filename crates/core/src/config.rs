@@ -115,7 +115,28 @@ fn file_kind(kind: std::fs::FileType) -> &'static str {
 /// names `file`, the line and the key's dotted path. Types should deny unknown fields,
 /// so that a misspelt key is an error here rather than a silently ignored setting.
 pub fn parse_yaml<T: DeserializeOwned>(text: &str, file: &Path) -> Result<T, ConfigError> {
-    serde_yaml_ng::from_str(text).map_err(|e| yaml_error(&e, file))
+    serde_yaml_ng::from_str(text).map_err(|e| {
+        let mut error = yaml_error(&e, file);
+        // The parser gives no position for a second document (found by fuzzing): point
+        // at the marker that starts it.
+        if error.line.is_none() && error.message.contains("more than one document") {
+            error.line = second_document_line(text);
+        }
+        error
+    })
+}
+
+/// The 1-based line where a second document starts: its `---` (the first document may or
+/// may not start with one), or else the first line indented less than the first document's
+/// first line (`  a: 1` then ` !b`), which the parser also reads as a new document.
+fn second_document_line(text: &str) -> Option<usize> {
+    let content = |l: &&str| !l.trim().is_empty() && !l.trim_start().starts_with('#');
+    let lines: Vec<&str> = text.lines().collect();
+    let first = lines.iter().position(|l| content(l) && *l != "---")?;
+    let marker = (first + 1..lines.len()).find(|&i| lines[i] == "---" || lines[i].starts_with("--- "));
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let dedent = (first + 1..lines.len()).find(|&i| content(&lines[i]) && indent(lines[i]) < indent(lines[first]));
+    marker.or(dedent).map(|i| i + 1)
 }
 
 /// serde_yaml_ng prints `path.to.key: message at line L column C`; an unknown field is
@@ -214,6 +235,18 @@ default_lane: bulk
         let p = parse(GOOD).unwrap();
         assert_eq!(p.lanes.len(), 2);
         assert_eq!(p.rate.to_string(), "2mbit");
+    }
+
+    #[test]
+    fn a_second_document_is_refused_at_its_line() {
+        // The whole profile indented, then a line indented less (found by fuzzing).
+        let dedented = GOOD.lines().map(|l| format!("  {l}\n")).collect::<String>() + " !- x\n";
+        for (text, line) in [(format!("{GOOD}---\nname: x\n"), 10), (format!("---\n{GOOD}--- \n"), 11), (dedented, 10)]
+        {
+            let e = parse(&text).unwrap_err();
+            assert_eq!(e.line, Some(line), "{e}");
+            assert!(e.to_string().starts_with(&format!("bx.yaml:{line}: ")), "{e}");
+        }
     }
 
     #[test]
