@@ -556,7 +556,9 @@ impl<R: Range> FromStr for InRange<R> {
         if (R::MIN..=R::MAX).contains(&v) && !(R::WHOLE && v.fract() != 0.0) {
             Ok(Self(v, PhantomData))
         } else {
-            Err(format!("`{s}` must be {whole}between {} and {}{}", R::MIN, R::MAX, R::WHY))
+            // YAML hands numbers over in full decimal: show 1e-300 as that, not 300 digits.
+            let shown = if v != 0.0 && !(1e-3..1e9).contains(&v.abs()) { format!("{v:e}") } else { s.to_string() };
+            Err(format!("`{shown}` must be {whole}between {} and {}{}", R::MIN, R::MAX, R::WHY))
         }
     }
 }
@@ -963,7 +965,7 @@ policy:
     #[test]
     fn every_rate_duration_and_size_is_bounded_at_its_line_and_key() {
         let cases = [
-            ("classifier: {probe_rate_hz: 1e-300}", "classifier.probe_rate_hz", "between 0.1 and 100"),
+            ("classifier: {probe_rate_hz: 1e-300}", "classifier.probe_rate_hz", "`1e-300` must be between 0.1 and 100"),
             ("classifier: {probe_rate_hz: 1e300}", "classifier.probe_rate_hz", "between 0.1 and 100"),
             ("classifier: {probe_rate_hz: .nan}", "classifier.probe_rate_hz", "between"),
             ("classifier: {window: 1ns}", "classifier.window", "between 100ms and 600s"),

@@ -628,3 +628,26 @@ fn dds_interfaces_binds_every_socket_to_that_address_and_nothing_else_hears() {
     bridge.terminate();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Issue 10 #9: a FIFO used to block `bauxite bridge --config` forever, and `/dev/zero` to
+/// grow it without end. Both go through core's `read_config` (regular files only, size
+/// capped), for the bridge and the probe responder alike. The refusal reads nothing, so it
+/// takes a process start; the 10 s limit only tells a refusal from the old hang on a loaded
+/// machine.
+#[test]
+fn a_fifo_or_dev_zero_as_config_is_refused_at_once() {
+    let dir = temp_dir("bridge_special_config");
+    let fifo = dir.join("bridge.yaml");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success(), "mkfifo {}", fifo.display());
+    for (path, kind) in [(fifo.as_path(), "a FIFO"), (Path::new("/dev/zero"), "a device")] {
+        for command in ["bridge", "probe-responder"] {
+            let out =
+                run_within(&[command.as_ref(), "--config".as_ref(), path.as_os_str()], &[], Duration::from_secs(10));
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success(), "{command} --config {}: {err}", path.display());
+            assert!(err.contains(&path.display().to_string()) && err.contains(kind), "{command}: {err}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
