@@ -51,10 +51,11 @@ pub struct StudyArgs {
     schedulers: Option<String>,
     /// Repetitions of each point with random start offsets; with more than one,
     /// figures are means with `_ci95` half-widths (and the start jitter must be
-    /// above 0, or the repetitions would all be the same run).
+    /// above 0, or the repetitions would all be the same run). At most 1000, and
+    /// at most a million flow records held over the whole study.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     seeds: u32,
-    /// Worker threads (default: one per core).
+    /// Worker threads (default: one per core; at most four per core).
     #[arg(long, allow_negative_numbers = true)]
     jobs: Option<usize>,
     /// First seed; repetition k uses seed + k.
