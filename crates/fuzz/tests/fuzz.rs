@@ -76,12 +76,22 @@ fn profile() {
     run("profile", CONFIG_TOKENS, Budget::from_env(), |input, _| check_profile(input));
 }
 
+/// A bridge config is refused with a clear error, or accepted with rates and durations a
+/// thread can run on (issue 10 #2: `probe_rate_hz: 1e-300` panicked a thread, `1e300` and
+/// `tick: 1ns` spun) and RTPS ports that do not wrap (#7: `domain_id: 233`).
 fn check_bridge_config(bytes: &[u8]) {
     let file = Path::new("fuzz-bridge.yaml");
     let text = String::from_utf8_lossy(bytes);
-    if let Err(e) = bauxite_bridge::config::parse(&text, file) {
-        assert_clear(&e, file, &text);
-    }
+    let config = match bauxite_bridge::config::parse(&text, file) {
+        Ok(config) => config,
+        Err(e) => return assert_clear(&e, file, &text),
+    };
+    let rate = config.classifier.probe_rate_hz;
+    assert!((0.1..=100.0).contains(&rate), "accepted probe_rate_hz {rate}");
+    assert!(std::time::Duration::try_from_secs_f64(1.0 / rate).is_ok());
+    let tick = config.supervisor.tick;
+    assert!(tick >= std::time::Duration::from_millis(10), "accepted tick {tick:?}");
+    assert!(config.dds.domain_id <= 232, "accepted domain_id {}", config.dds.domain_id);
 }
 
 #[test]
@@ -239,6 +249,24 @@ fn the_corpus_holds_the_hostile_inputs_of_issue_10() {
     }
     for needle in [&b"probe_rate_hz: 1e-300"[..], b"probe_rate_hz: 1e300", b"tick: 1ns", b"domain_id: 233"] {
         assert!(holds("bridge_config", needle), "bridge corpus: {}", String::from_utf8_lossy(needle));
+    }
+    for (name, key) in [
+        ("issue10-probe-rate-1e-300.yaml", "classifier.probe_rate_hz"),
+        ("issue10-probe-rate-1e300.yaml", "classifier.probe_rate_hz"),
+        ("issue10-tick-1ns.yaml", "supervisor.tick"),
+        ("issue10-domain-233.yaml", "dds.domain_id"),
+    ] {
+        let file = bauxite_fuzz::corpus_dir("bridge_config").join(name);
+        let e = bauxite_bridge::config::load(&file).expect_err(name);
+        assert_eq!(e.key.as_deref(), Some(key), "{e}");
+        assert!(e.line.is_some(), "{e}");
+    }
+    // The valid entries are valid, so that their edits explore near what is accepted.
+    for name in ["full.yaml", "block-style.yaml"] {
+        bauxite_core::load_profile(&bauxite_fuzz::corpus_dir("profile").join(name)).expect(name);
+    }
+    for name in ["full.yaml", "minimal.yaml", "issue10-interfaces-loopback.yaml"] {
+        bauxite_bridge::config::load(&bauxite_fuzz::corpus_dir("bridge_config").join(name)).expect(name);
     }
     let names: Vec<String> = std::fs::read_dir(bauxite_fuzz::corpus_dir("mcap_reader"))
         .unwrap()
