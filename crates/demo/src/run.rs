@@ -298,3 +298,29 @@ fn shaper_state(ns: &Netns, exe: &Path, bulk_lane: &str) -> Option<ShaperState> 
         bulk_early_drops: bulk.map_or(0, |l| l.early_drops),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn errors_keep_their_causes() {
+        let e = DemoError::io("writing summary.json")(std::io::Error::other("disk full"));
+        assert_eq!(e.to_string(), "writing summary.json");
+        assert_eq!(e.source().map(ToString::to_string).as_deref(), Some("disk full"));
+
+        let unavailable = NetlabError::CongestionControlUnavailable {
+            name: "cubic".into(),
+            source: std::io::Error::other("no such file"),
+        };
+        let e = DemoError::Workload(unavailable);
+        let mut chain = vec![e.to_string()];
+        let mut cause = e.source();
+        while let Some(c) = cause {
+            chain.push(c.to_string());
+            cause = c.source();
+        }
+        assert_eq!(chain, ["the workload", "congestion control cubic unavailable: modprobe tcp_cubic", "no such file"]);
+    }
+}

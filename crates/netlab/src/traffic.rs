@@ -186,3 +186,35 @@ pub fn tcp_sink(listener: TcpListener, stop: &AtomicBool) -> std::io::Result<Sin
     }
     Ok(log)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_congestion_control_says_which_module_to_load() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let stream = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let e = set_congestion_control(&stream, "bxnone").unwrap_err();
+        assert!(matches!(e, NetlabError::CongestionControlUnavailable { .. }), "{e:?}");
+        assert_eq!(e.to_string(), "congestion control bxnone unavailable: modprobe tcp_bxnone");
+        let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<std::io::Error>());
+        assert_eq!(source.and_then(std::io::Error::raw_os_error), Some(libc::ENOENT));
+        // The one every kernel has built in is accepted.
+        set_congestion_control(&stream, "reno").unwrap();
+    }
+
+    #[test]
+    fn a_receive_error_ends_the_receiver_with_it() {
+        // A UDP socket that is connected to a closed port gets ECONNREFUSED on its next receive.
+        let closed = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = closed.local_addr().unwrap();
+        drop(closed);
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket.connect(port).unwrap();
+        socket.send(b"x").unwrap();
+        let stop = AtomicBool::new(false);
+        let e = receive_udp(&socket, &stop).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::ConnectionRefused);
+    }
+}

@@ -4,8 +4,9 @@
 use std::time::Duration;
 
 use bauxite_core::stats::Summary;
+use bauxite_netlab::testbed::BASE_ADDR;
 use bauxite_netlab::workload::{RunningWorkload, WorkloadEvent, WorkloadSpec};
-use bauxite_netlab::{ChainOptions, ChainTestbed};
+use bauxite_netlab::{ChainOptions, ChainTestbed, NetlabError};
 use bauxite_sys::root_or_skip;
 
 #[test]
@@ -82,4 +83,24 @@ fn the_workload_arrives_complete_on_a_fast_link() {
     }
     assert_eq!(messages, result.arrivals.iter().map(Vec::len).collect::<Vec<_>>());
     assert_eq!((frames, updates), (result.frames.len(), result.updates.len()));
+}
+
+/// A kernel without the congestion control the spec asks for: `start` says which module to
+/// load, and starts nothing (the testbed's namespaces are removed on drop as usual).
+#[test]
+fn a_missing_congestion_control_is_an_error_from_start() {
+    if !root_or_skip("a_missing_congestion_control_is_an_error_from_start") {
+        return;
+    }
+    let tb = ChainTestbed::create(&ChainOptions::default()).expect("testbed");
+    let spec = WorkloadSpec { congestion_control: "bxnone".into(), ..WorkloadSpec::default() };
+    let e = RunningWorkload::start(&tb, &spec, None).err().expect("no workload without its congestion control");
+    assert!(matches!(e, NetlabError::CongestionControlUnavailable { .. }), "{e:?}");
+    assert!(e.to_string().contains("modprobe tcp_bxnone"), "{e}");
+    // Nothing was left holding the workload's ports: they bind again at once.
+    let (udp_port, tcp_port) = (spec.streams[0].port, spec.video_port);
+    let rebound = tb.base.run(move || {
+        std::net::UdpSocket::bind((BASE_ADDR, udp_port)).and(std::net::TcpListener::bind((BASE_ADDR, tcp_port)))
+    });
+    rebound.expect("the failed start released its ports");
 }

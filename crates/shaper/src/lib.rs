@@ -79,3 +79,16 @@ impl ShaperError {
         move |source| Self::Io { what, source }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    #[test]
+    fn io_errors_keep_their_cause() {
+        let e = ShaperError::io("reading the state file")(std::io::Error::other("permission denied"));
+        assert_eq!(e.to_string(), "reading the state file");
+        assert_eq!(e.source().map(ToString::to_string).as_deref(), Some("permission denied"));
+    }
+}
