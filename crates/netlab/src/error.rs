@@ -19,6 +19,9 @@ pub enum NetlabError {
         #[source]
         source: std::io::Error,
     },
+    /// The link emulator could not start or ended abnormally.
+    #[error("link emulator: {0}")]
+    Emulator(String),
     /// The kernel has no such TCP congestion control and could not load it.
     #[error("congestion control {name} unavailable: modprobe tcp_{name}")]
     CongestionControlUnavailable {

@@ -9,7 +9,9 @@
 #![deny(missing_docs)]
 
 pub mod bottleneck;
+pub mod emulator;
 mod error;
+mod packet_socket;
 pub mod probe;
 pub mod testbed;
 pub mod traffic;

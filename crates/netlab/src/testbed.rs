@@ -6,15 +6,20 @@
 //!                                                        ^ bottleneck (TBF, deep FIFO)
 //! ```
 //! Bauxite runs on the robot's egress (`to-link`), as it would on a robot whose modem
-//! holds the bottleneck.
+//! holds the bottleneck. The bottleneck is the kernel's TBF, or the userspace
+//! [`LinkEmulator`] when the link needs what TBF cannot do (a delivery trace, delay,
+//! jitter, loss, timelines): then `link` stops forwarding by itself and the
+//! emulator carries every IPv4 packet in both directions.
 
 use std::net::Ipv4Addr;
 
 use bauxite_core::BitRate;
+use bauxite_core::link::{LinkChange, LinkRate};
 use bauxite_sys::{Netns, unique_name};
 
 use crate::NetlabError;
 use crate::bottleneck::Bottleneck;
+use crate::emulator::{EmulatorConfig, EmulatorReport, LinkEmulator, Port};
 use crate::veth::connect;
 
 /// The robot's address.
@@ -25,6 +30,10 @@ pub const BASE_ADDR: Ipv4Addr = Ipv4Addr::new(10, 201, 2, 2);
 pub const ROBOT_IFACE: &str = "to-link";
 /// The link's interface toward the base (where the bottleneck is).
 pub const LINK_TO_BASE: &str = "to-base";
+/// The link's interface toward the robot.
+pub const LINK_TO_ROBOT: &str = "to-robot";
+/// The base's interface toward the link.
+pub const BASE_IFACE: &str = "to-link";
 
 /// Options of the testbed.
 #[derive(Clone, Debug)]
@@ -35,6 +44,9 @@ pub struct ChainOptions {
     pub buffer_bytes: u32,
     /// How much the link sends at once after an idle moment (see [`Bottleneck::install`]).
     pub burst_bytes: u32,
+    /// Emulate the link in userspace instead (then `rate`, `buffer_bytes` and
+    /// `burst_bytes` are not used: the emulator's config says everything).
+    pub emulated: Option<EmulatorConfig>,
 }
 
 impl Default for ChainOptions {
@@ -42,14 +54,22 @@ impl Default for ChainOptions {
         // 100 KB: about half a second at 1.5 Mbit/s, like the seed's modem.
         // 100 KB: about half a second at 1.5 Mbit/s, like the seed's modem; bursts of
         // up to five full frames, like a radio's scheduling grant.
-        Self { rate: BitRate::from_bps(50_000_000), buffer_bytes: 100_000, burst_bytes: 5 * 1514 }
+        Self { rate: BitRate::from_bps(50_000_000), buffer_bytes: 100_000, burst_bytes: 5 * 1514, emulated: None }
     }
+}
+
+/// What plays the bottleneck.
+enum LinkStage {
+    Tbf(Bottleneck),
+    Emulated(LinkEmulator),
+    /// An emulator that was stopped: the link carries nothing.
+    Stopped,
 }
 
 /// robot — link — base, torn down on drop (also when a test panics).
 pub struct ChainTestbed {
-    /// Fields drop in order: namespaces go last.
-    bottleneck: Bottleneck,
+    /// Fields drop in order: the bottleneck (an emulator's thread) first, namespaces last.
+    stage: LinkStage,
     /// The robot's namespace.
     pub robot: Netns,
     /// The link's namespace (the bottleneck).
@@ -69,13 +89,70 @@ impl ChainTestbed {
         robot.ip(&["route", "add", "default", "via", "10.201.1.2"])?;
         base.ip(&["route", "add", "default", "via", "10.201.2.1"])?;
         link.sysctl("net.ipv4.ip_forward", "1")?;
-        let bottleneck =
-            Bottleneck::install(&link, LINK_TO_BASE, options.rate, options.buffer_bytes, options.burst_bytes)?;
-        Ok(Self { bottleneck, robot, link, base })
+        let stage = match &options.emulated {
+            None => LinkStage::Tbf(Bottleneck::install(
+                &link,
+                LINK_TO_BASE,
+                options.rate,
+                options.buffer_bytes,
+                options.burst_bytes,
+            )?),
+            Some(config) => LinkStage::Emulated(emulate(&robot, &link, &base, config.clone())?),
+        };
+        Ok(Self { stage, robot, link, base })
     }
 
     /// Changes the bottleneck's rate (the radio link degrading or recovering).
     pub fn set_rate(&self, rate: BitRate) -> Result<(), NetlabError> {
-        self.bottleneck.set_rate(&self.link, rate)
+        match &self.stage {
+            LinkStage::Tbf(bottleneck) => bottleneck.set_rate(&self.link, rate),
+            LinkStage::Emulated(emulator) => {
+                emulator.apply(LinkChange::Rate(LinkRate::Constant(rate)));
+                Ok(())
+            }
+            LinkStage::Stopped => Err(NetlabError::Emulator("the link's emulator was stopped".into())),
+        }
     }
+
+    /// The emulator, when the link is emulated.
+    pub fn emulator(&self) -> Option<&LinkEmulator> {
+        match &self.stage {
+            LinkStage::Emulated(emulator) => Some(emulator),
+            LinkStage::Tbf(_) | LinkStage::Stopped => None,
+        }
+    }
+
+    /// Stops an emulated link and returns its report (`None` for a TBF link); the
+    /// link carries nothing after this.
+    pub fn stop_emulator(&mut self) -> Result<Option<EmulatorReport>, NetlabError> {
+        match std::mem::replace(&mut self.stage, LinkStage::Stopped) {
+            LinkStage::Emulated(emulator) => emulator.stop().map(Some),
+            other => {
+                self.stage = other;
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// Starts the emulator between the link's two interfaces. The senders on either side
+/// hand the link wire-size packets (GSO off: a modem never sees 64 KB super-packets,
+/// and TBF, which the emulator replaces, splits them too).
+fn emulate(robot: &Netns, link: &Netns, base: &Netns, config: EmulatorConfig) -> Result<LinkEmulator, NetlabError> {
+    robot.ip(&["link", "set", "dev", ROBOT_IFACE, "gso_max_segs", "1"])?;
+    base.ip(&["link", "set", "dev", BASE_IFACE, "gso_max_segs", "1"])?;
+    let robot_side =
+        Port { iface: LINK_TO_ROBOT.into(), mac: mac_of(link, LINK_TO_ROBOT)?, peer_mac: mac_of(robot, ROBOT_IFACE)? };
+    let base_side =
+        Port { iface: LINK_TO_BASE.into(), mac: mac_of(link, LINK_TO_BASE)?, peer_mac: mac_of(base, BASE_IFACE)? };
+    LinkEmulator::start(link, robot_side, base_side, config)
+}
+
+/// An interface's MAC address, from `ip -o link show` (`… link/ether MAC brd …`).
+fn mac_of(ns: &Netns, iface: &str) -> Result<[u8; 6], NetlabError> {
+    let line = ns.ip(&["-o", "link", "show", "dev", iface])?;
+    let text = line.split_whitespace().skip_while(|w| *w != "link/ether").nth(1).unwrap_or_default();
+    let bytes: Vec<u8> = text.split(':').filter_map(|b| u8::from_str_radix(b, 16).ok()).collect();
+    <[u8; 6]>::try_from(bytes.as_slice())
+        .map_err(|_| NetlabError::Emulator(format!("no MAC address for {iface} in `ip -o link show`: {line}")))
 }

@@ -366,9 +366,10 @@ impl LinkModel {
         self.now_ns = now_ns;
         let (buffer, after) = (&mut self.buffer, &mut self.after);
         match &mut self.rate {
+            // Packets leave as they come, or all at once when the rate becomes unlimited.
             RateStage::Unlimited => {
                 while let Some(packet) = buffer.pop_front() {
-                    after.depart(packet, packet.enqueued_ns);
+                    after.depart(packet, now_ns);
                 }
             }
             RateStage::Constant { rate, in_service, free_at_ns } => loop {
@@ -543,6 +544,16 @@ mod tests {
         // Unlimited at 1 ms; then 10 ms of serialisation from 3 ms, departing at 13 ms, after
         // the delay changed at 4 ms: the delay in force at departure applies.
         assert_eq!(times, [(1, 1), (13, 63), (30, 80)]);
+    }
+
+    #[test]
+    fn a_queue_left_by_a_slower_rate_leaves_when_the_rate_becomes_unlimited() {
+        let mut link = trace_link("100\n", QueueLimit::default());
+        link.enqueue(MS, 0, 100);
+        link.enqueue(2 * MS, 1, 100);
+        link.apply(LinkChange::Rate(LinkRate::Unlimited), 50 * MS);
+        let departed: Vec<u64> = drain(&mut link, 60 * MS).iter().map(|o| o.departed_ns / MS).collect();
+        assert_eq!(departed, [50, 50], "at the change, not before it");
     }
 
     #[test]
