@@ -5,7 +5,7 @@
 //! CPU time and memory are read from `/proc/<pid>` alone. Publisher and subscribers are RustDDS
 //! participants in this process, talking to each other and to the bridge over loopback UDP.
 //! Every sample carries its sequence number and its send time (this process's monotonic clock)
-//! in its first 16 bytes, so latency is receive time minus send time on one clock.
+//! in its first 16 bytes ([`bauxite_core::wire::bench`]), so latency is receive time minus send time on one clock.
 //!
 //! 1. **Latency and overhead**: LaserScan-sized samples (1081 ranges and intensities, 8 704
 //!    bytes, a common 270° lidar) at 30 Hz; a RELIABLE subscriber on the input topic (direct)
@@ -26,6 +26,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bauxite_core::stats::percentile;
+use bauxite_core::wire::bench;
 use bauxite_sys::ChildGuard;
 use futures::StreamExt;
 use rustdds::bytes::Bytes;
@@ -305,11 +306,9 @@ impl Receiver {
                     };
                     let now = clock.now();
                     if let Ok(s) = s {
-                        let p = &s.value().payload;
-                        if p.len() >= 16 {
-                            let seq = u64::from_le_bytes(p[0..8].try_into().expect("8 bytes"));
-                            let sent = u64::from_le_bytes(p[8..16].try_into().expect("8 bytes"));
-                            sink.lock().unwrap_or_else(|e| e.into_inner()).push((seq, now.saturating_sub(sent)));
+                        if let Ok(h) = bench::Repr::parse_bytes(&s.value().payload) {
+                            let latency = now.saturating_sub(h.sent_ns);
+                            sink.lock().unwrap_or_else(|e| e.into_inner()).push((h.seq, latency));
                         }
                     }
                 }
@@ -339,9 +338,7 @@ impl Drop for Receiver {
 }
 
 fn sample(seq: u64, size: usize, clock: Clock) -> RawSample {
-    let mut bytes = vec![0u8; size.max(16)];
-    bytes[0..8].copy_from_slice(&seq.to_le_bytes());
-    bytes[8..16].copy_from_slice(&clock.now().to_le_bytes());
+    let bytes = bench::Repr { seq, sent_ns: clock.now() }.to_vec(size);
     RawSample { representation: RepresentationIdentifier::CDR_LE, payload: Bytes::from(bytes) }
 }
 

@@ -17,6 +17,7 @@ pub mod rng;
 pub mod stats;
 pub mod units;
 pub mod validate;
+pub mod wire;
 
 pub use config::{ConfigError, MAX_CONFIG_BYTES, load_profile, parse_profile, parse_yaml, read_config};
 pub use lane::{Dscp, Lane, MAX_LANES, MAX_RULES, Match, PortRange, PortSide, Protocol, Rule};
@@ -27,3 +28,4 @@ pub use profile::{
 };
 pub use units::{BitRate, UnitError, format_duration, parse_duration};
 pub use validate::ValidatedProfile;
+pub use wire::WireError;

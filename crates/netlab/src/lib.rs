@@ -12,7 +12,6 @@ pub mod bottleneck;
 pub mod emulator;
 mod error;
 mod packet_socket;
-pub mod probe;
 pub mod testbed;
 pub mod traffic;
 pub mod veth;

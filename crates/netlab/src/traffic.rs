@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use bauxite_core::wire::probe::{self, Kind};
 use bauxite_sys::monotonic_ns;
 
 use crate::NetlabError;
-use crate::probe::ProbeHeader;
 
 /// A shared flag that stops generators and receivers.
 pub type StopFlag = Arc<AtomicBool>;
@@ -39,7 +39,8 @@ pub fn send_udp(socket: &UdpSocket, spec: &UdpStream, stop: &AtomicBool) -> u32 
         if let Some(wait) = due.checked_duration_since(Instant::now()) {
             std::thread::sleep(wait);
         }
-        let message = ProbeHeader { stream: spec.stream, seq, sent_ns: monotonic_ns() }.encode(spec.size);
+        let header = probe::Repr { kind: Kind::Data, tagged: false, stream: spec.stream, seq, sent_ns: monotonic_ns() };
+        let message = header.to_vec(spec.size);
         // A full socket buffer or an unreachable peer is the network's problem, not the generator's.
         let _ = socket.send_to(&message, spec.dst);
         seq += 1;
@@ -51,7 +52,7 @@ pub fn send_udp(socket: &UdpSocket, spec: &UdpStream, stop: &AtomicBool) -> u32 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Arrival {
     /// Its header.
-    pub header: ProbeHeader,
+    pub header: probe::Repr,
     /// `CLOCK_MONOTONIC` receive time in nanoseconds.
     pub received_ns: u64,
 }
@@ -63,7 +64,7 @@ impl Arrival {
     }
 }
 
-/// Receives probe messages until `stop`; non-probe datagrams are counted and skipped.
+/// Receives probe messages until `stop`; datagrams that are not data probes are counted and skipped.
 /// A receive error other than a timeout ends it with that error.
 pub fn receive_udp(socket: &UdpSocket, stop: &AtomicBool) -> std::io::Result<(Vec<Arrival>, u64)> {
     receive_udp_with(socket, stop, |_| {})
@@ -81,13 +82,13 @@ pub fn receive_udp_with(
     let mut malformed = 0;
     while !stop.load(Ordering::Relaxed) {
         match socket.recv(&mut buffer) {
-            Ok(n) => match ProbeHeader::decode(&buffer[..n]) {
-                Ok(header) => {
+            Ok(n) => match probe::Repr::parse_bytes(&buffer[..n]) {
+                Ok(header) if header.kind == Kind::Data => {
                     let arrival = Arrival { header, received_ns: monotonic_ns() };
                     on_arrival(&arrival);
                     arrivals.push(arrival);
                 }
-                Err(_) => malformed += 1,
+                Ok(_) | Err(_) => malformed += 1,
             },
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
             Err(e) => return Err(e),

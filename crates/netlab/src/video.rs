@@ -8,12 +8,9 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use bauxite_core::WireError;
+use bauxite_core::wire::video::{self, HEADER_LEN as FRAME_HEADER_LEN};
 use bauxite_sys::monotonic_ns;
-
-/// Marks a frame header.
-pub const FRAME_MAGIC: [u8; 4] = *b"BXV1";
-/// Bytes of a frame header: magic, frame number, send time, length, key flag.
-pub const FRAME_HEADER_LEN: usize = 21;
 
 /// The stream's shape.
 #[derive(Clone, Debug)]
@@ -90,13 +87,13 @@ pub fn send_video(mut stream: TcpStream, spec: &VideoSpec, stop: &AtomicBool) ->
             continue;
         }
         let size = spec.frame_size(n);
-        let mut frame = Vec::with_capacity(size);
-        frame.extend_from_slice(&FRAME_MAGIC);
-        frame.extend_from_slice(&n.to_be_bytes());
-        frame.extend_from_slice(&monotonic_ns().to_be_bytes());
-        frame.extend_from_slice(&(size as u32).to_be_bytes());
-        frame.push(u8::from(n.is_multiple_of(spec.keyframe_interval)));
-        frame.resize(size, 0x11);
+        let header = video::Repr {
+            frame: n,
+            sent_ns: monotonic_ns(),
+            frame_len: size as u32,
+            key: n.is_multiple_of(spec.keyframe_interval),
+        };
+        let frame = header.to_frame(0x11);
         if write_fully(&mut stream, &frame, stop).is_err() {
             break;
         }
@@ -163,26 +160,23 @@ pub fn receive_video(
         }
         let now = monotonic_ns();
         loop {
-            if pending.len() < FRAME_HEADER_LEN {
-                break;
-            }
-            if pending[..4] != FRAME_MAGIC {
-                tracing::warn!("video stream lost frame sync; stopping the receiver");
-                return frames;
-            }
-            let size = u32::from_be_bytes(pending[16..20].try_into().expect("4 bytes")) as usize;
-            if size < FRAME_HEADER_LEN {
-                tracing::warn!(size, "video frame shorter than its header; stopping the receiver");
-                return frames;
-            }
+            let header = match video::Repr::parse_bytes(&pending) {
+                Ok(header) => header,
+                Err(WireError::Truncated { .. }) => break,
+                Err(e) => {
+                    tracing::warn!("video stream lost frame sync ({e}); stopping the receiver");
+                    return frames;
+                }
+            };
+            let size = header.frame_len as usize;
             if pending.len() < size {
                 break;
             }
             let frame = FrameArrival {
-                frame: u32::from_be_bytes(pending[4..8].try_into().expect("4 bytes")),
-                key: pending[20] == 1,
-                bytes: size as u32,
-                sent_ns: u64::from_be_bytes(pending[8..16].try_into().expect("8 bytes")),
+                frame: header.frame,
+                key: header.key,
+                bytes: header.frame_len,
+                sent_ns: header.sent_ns,
                 received_ns: now,
             };
             on_frame(&frame);
