@@ -305,11 +305,11 @@ impl Receiver {
                         _ = rx => return,
                     };
                     let now = clock.now();
-                    if let Ok(s) = s {
-                        if let Ok(h) = bench::Repr::parse_bytes(&s.value().payload) {
-                            let latency = now.saturating_sub(h.sent_ns);
-                            sink.lock().unwrap_or_else(|e| e.into_inner()).push((h.seq, latency));
-                        }
+                    if let Ok(s) = s
+                        && let Ok(h) = bench::Repr::parse_bytes(&s.value().payload)
+                    {
+                        let latency = now.saturating_sub(h.sent_ns);
+                        sink.lock().unwrap_or_else(|e| e.into_inner()).push((h.seq, latency));
                     }
                 }
             })

@@ -77,10 +77,25 @@ enum Command {
         iface: String,
     },
     /// The far-side reflector for link-rate probes (`rate: auto`); runs until SIGINT/SIGTERM.
+    ///
+    /// It answers only well-formed probe requests, never a datagram from a reflector
+    /// port, at most 1 000 a second per source (burst 100).
     Reflect {
         /// The UDP port to answer on.
         #[arg(long, default_value_t = bauxite_core::DEFAULT_REFLECTOR_PORT)]
         port: u16,
+        /// The address to listen on. Loopback unless given (nothing listens beyond
+        /// loopback unless configured to): pass the address the robot's probes reach,
+        /// e.g. `--bind 10.0.0.2` (or `--bind 0.0.0.0` for every IPv4 address).
+        #[arg(long, default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+        /// Answer only these peers (`ADDR` or `ADDR/PREFIX`, repeatable); default: any.
+        #[arg(long, num_args = 1.., value_name = "CIDR")]
+        allow: Vec<bauxite_shaper::reflect::PeerNet>,
+        /// Answer only probes signed with the key in this file (HMAC-SHA256), and sign
+        /// the answers; the robot's profile names the same file as `auto_rate.key_file`.
+        #[arg(long, value_name = "FILE")]
+        key_file: Option<PathBuf>,
     },
     /// The scheduler simulator (seed 003): one scenario or the whole study.
     #[command(subcommand)]
@@ -129,13 +144,18 @@ fn run(cli: Cli) -> Result<ExitCode> {
             options.gateway_iface = gateway_iface;
             bauxite_shaper::run_up(options, stop)?;
         }
-        Command::Reflect { port } => {
-            let socket = std::net::UdpSocket::bind(("::", port))
-                .or_else(|_| std::net::UdpSocket::bind(("0.0.0.0", port)))
-                .with_context(|| format!("binding UDP port {port}"))?;
-            tracing::info!(port, "reflecting rate probes");
-            let answered = bauxite_shaper::autorate::run_reflector(&socket, &*stop_on_signals()?)?;
-            tracing::info!(answered, "reflector stopped");
+        Command::Reflect { port, bind, allow, key_file } => {
+            use bauxite_shaper::reflect::{self, ProbeKey, Reflector, ReflectorOptions};
+            let key = key_file.as_deref().map(ProbeKey::from_file).transpose()?;
+            let socket = reflect::bind_reflector(bind, port)?;
+            let local = socket.local_addr().context("reading the reflector's address")?;
+            if bind.is_loopback() {
+                tracing::warn!(%local, "answering loopback only; pass --bind with the address the robot reaches");
+            }
+            tracing::info!(%local, signed = key.is_some(), allowed = allow.len(), "reflecting rate probes");
+            let options = ReflectorOptions { port: local.port(), key, allow, ..Default::default() };
+            let stats = reflect::run_reflector(&socket, &mut Reflector::new(options), &*stop_on_signals()?)?;
+            tracing::info!(%stats, "reflector stopped");
         }
         Command::Demo { trials, duration, rate, out } => {
             let scenario =

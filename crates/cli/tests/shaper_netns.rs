@@ -269,11 +269,15 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let tb = testbed(50_000_000);
-    let _reflector =
-        ChildGuard::new(tb.base.command(BIN, &["reflect"]).spawn().expect("start the reflector"), STOP_GRACE);
+    // Probes signed with a shared key: the reflector answers only those (issue 10 #1).
+    let key = std::env::temp_dir().join(format!("{}.key", unique_name("probe-key")));
+    std::fs::write(&key, "a probe key shared by robot and reflector\n").unwrap();
+    let reflect = ["reflect", "--bind", &BASE_ADDR.to_string(), "--key-file", key.to_str().unwrap()];
+    let _reflector = ChildGuard::new(tb.base.command(BIN, &reflect).spawn().expect("start the reflector"), STOP_GRACE);
     let mut profile = Profile::robot();
     profile.rate = RateSetting::Auto;
     profile.auto_rate.reflector = Some(format!("{BASE_ADDR}:{}", bauxite_core::DEFAULT_REFLECTOR_PORT));
+    profile.auto_rate.key_file = Some(key.clone());
     // The emulated link's RTT jitter is about a millisecond: a 3 ms threshold is
     // safe here and catches a queue of one frame (8 ms at 1.5 Mbit/s).
     profile.auto_rate.delay_threshold = Duration::from_millis(3);
@@ -300,6 +304,7 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     let final_estimate = final_json["shaper"]["link_rate_bps"].as_f64().unwrap();
     let result = workload.stop(Duration::from_millis(500)).expect("stop the workload");
     std::fs::remove_file(config).ok();
+    std::fs::remove_file(key).ok();
     let arrivals = &result.arrivals[1]; // steering, UDP 7401
 
     let after = |from_s: f64| -> Vec<f64> {

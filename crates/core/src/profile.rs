@@ -161,6 +161,9 @@ impl Default for EarlyDropPolicy {
 pub struct AutoRatePolicy {
     /// The reflector (`bauxite reflect`) on the far side of the bottleneck, `ADDR:PORT`.
     pub reflector: Option<String>,
+    /// A file holding the key probes are signed with (HMAC-SHA256; the reflector runs
+    /// with the same file as `--key-file`). None: probes are not signed.
+    pub key_file: Option<std::path::PathBuf>,
     /// The rate assumed at start.
     pub base_rate: BitRate,
     /// Never shape below this.
@@ -197,6 +200,7 @@ impl Default for AutoRatePolicy {
     fn default() -> Self {
         Self {
             reflector: None,
+            key_file: None,
             base_rate: BitRate::from_bps(10_000_000),
             min_rate: BitRate::from_bps(500_000),
             max_rate: BitRate::from_bps(100_000_000),

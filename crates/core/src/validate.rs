@@ -381,6 +381,9 @@ fn check_auto_rate(ar: &AutoRatePolicy) -> Result<Option<SocketAddr>, ProfileErr
         0.1..=1.0,
         "the fraction of the shaped rate at which the link counts as loaded",
     )?;
+    if ar.key_file.as_ref().is_some_and(|f| f.as_os_str().is_empty()) {
+        return Err(ProfileError::new("auto_rate.key_file", Some(String::new()), "must name a file"));
+    }
     ar.reflector.as_deref().map(check_reflector).transpose()
 }
 

@@ -170,7 +170,11 @@ fn start_shaper(
     std::fs::write(&config, serde_yaml_ng::to_string(profile).expect("a profile serializes"))
         .map_err(DemoError::io(config.display().to_string()))?;
     if options.rate.is_none() {
-        let reflector = tb.base.command(&options.exe, &["reflect"]).stderr(log(dir, "reflect.log")?).spawn();
+        let reflector = tb
+            .base
+            .command(&options.exe, &["reflect", "--bind", &BASE_ADDR.to_string()])
+            .stderr(log(dir, "reflect.log")?)
+            .spawn();
         daemons.push(ChildGuard::new(reflector.map_err(DemoError::io("starting bauxite reflect"))?, STOP_GRACE));
     }
     let up = tb

@@ -3,7 +3,8 @@
 //! When the bottleneck is downstream (a modem's deep buffer), Bauxite cannot see its
 //! queue; it sees the queue's delay. The daemon sends small UDP probes every few
 //! milliseconds to a reflector on the far side (`bauxite reflect`) and measures their
-//! round-trip time. The [`RateController`] follows the cake-autorate design: it tracks
+//! round-trip time (the probe header is [`bauxite_core::wire::probe`]; the reflector's
+//! rules are in [`crate::reflect`]). The [`RateController`] follows the cake-autorate design: it tracks
 //! the baseline RTT; when several recent probes see the RTT grow past the threshold
 //! (the modem's buffer filling), it drops the shaped rate to a fraction of the rate
 //! actually achieved, then waits for the queue to drain; while the link is loaded and
@@ -17,12 +18,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
+use bauxite_core::wire::probe::{self, Kind, Packet};
 use bauxite_core::{AutoRatePolicy, BitRate};
 use bauxite_sys::monotonic_ns;
 
-/// Probes start with this, so the reflector answers nothing else.
-pub const PROBE_MAGIC: [u8; 4] = *b"BXR1";
-const PROBE_LEN: usize = 16;
+use crate::ShaperError;
+use crate::reflect::{ProbeKey, key_of};
+
 /// Probes in the window that decides whether the queue is growing.
 const DETECTION_WINDOW: usize = 4;
 /// Delayed probes in the window that count as a growing queue.
@@ -312,19 +314,26 @@ pub struct RttSample {
     pub rtt: Duration,
 }
 
-/// Sends probes to `reflector` every `interval` and reports each answer's RTT on
-/// `samples`, until `stop`. Runs two threads; returns at once.
+/// Sends probes ([`Kind::EchoRequest`], signed with the policy's `key_file` if it has
+/// one) to `reflector` every `policy.probe_interval` and reports each answer's RTT on
+/// `samples`, until `stop`. Runs two threads; returns at once. An answer that is not
+/// a reply, or whose signature fails, is ignored (a reflector without the key shows
+/// up as silence, which a warning explains).
 pub fn start_prober(
     reflector: SocketAddr,
-    interval: Duration,
+    policy: &AutoRatePolicy,
     samples: Sender<RttSample>,
     stop: Arc<AtomicBool>,
-) -> std::io::Result<()> {
-    let socket = UdpSocket::bind(if reflector.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" })?;
-    socket.connect(reflector)?;
-    socket.set_read_timeout(Some(Duration::from_millis(50)))?;
-    let sender = socket.try_clone()?;
+) -> Result<(), ShaperError> {
+    let key = key_of(policy.key_file.as_ref())?;
+    let io = |e| ShaperError::io(format!("starting rate probes to {reflector}"))(e);
+    let socket = UdpSocket::bind(if reflector.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }).map_err(io)?;
+    socket.connect(reflector).map_err(io)?;
+    socket.set_read_timeout(Some(Duration::from_millis(50))).map_err(io)?;
+    let sender = socket.try_clone().map_err(io)?;
     let send_stop = Arc::clone(&stop);
+    let send_key = key.clone();
+    let interval = policy.probe_interval;
     std::thread::spawn(move || {
         let start = Instant::now();
         let mut seq = 0u32;
@@ -332,57 +341,60 @@ pub fn start_prober(
             if let Some(wait) = (start + interval * seq).checked_duration_since(Instant::now()) {
                 std::thread::sleep(wait);
             }
-            let mut probe = [0u8; PROBE_LEN];
-            probe[..4].copy_from_slice(&PROBE_MAGIC);
-            probe[4..8].copy_from_slice(&seq.to_be_bytes());
-            probe[8..16].copy_from_slice(&monotonic_ns().to_be_bytes());
-            let _ = sender.send(&probe); // a refused or full path shows up as silence
+            let request = probe::Repr {
+                kind: Kind::EchoRequest,
+                tagged: send_key.is_some(),
+                stream: 0,
+                seq,
+                sent_ns: monotonic_ns(),
+            };
+            let mut bytes = request.to_vec(0);
+            if let Some(key) = &send_key {
+                key.sign(&mut Packet::new_unchecked(&mut bytes[..]));
+            }
+            let _ = sender.send(&bytes); // a refused or full path shows up as silence
             seq = seq.wrapping_add(1);
         }
     });
-    std::thread::spawn(move || {
-        let mut buffer = [0u8; 64];
-        while !stop.load(Ordering::Relaxed) {
-            match socket.recv(&mut buffer) {
-                Ok(n) if n >= PROBE_LEN && buffer[..4] == PROBE_MAGIC => {
-                    let now = monotonic_ns();
-                    let sent = u64::from_be_bytes(buffer[8..16].try_into().expect("8 bytes"));
-                    let sample = RttSample { received_ns: now, rtt: Duration::from_nanos(now.saturating_sub(sent)) };
-                    if samples.send(sample).is_err() {
-                        return;
-                    }
-                }
-                Ok(_) => {}
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::ConnectionRefused
-                    ) => {}
-                Err(_) => return,
-            }
-        }
-    });
+    std::thread::spawn(move || receive_replies(&socket, key.as_ref(), &samples, &stop));
     Ok(())
 }
 
-/// `bauxite reflect`: echoes every probe back to its sender until `stop`.
-pub fn run_reflector(socket: &UdpSocket, stop: &AtomicBool) -> std::io::Result<u64> {
-    socket.set_read_timeout(Some(Duration::from_millis(100)))?;
-    let mut buffer = [0u8; 64];
-    let mut answered = 0;
+/// The prober's receiving side: one [`RttSample`] per valid reply.
+fn receive_replies(socket: &UdpSocket, key: Option<&ProbeKey>, samples: &Sender<RttSample>, stop: &AtomicBool) {
+    let mut buffer = [0u8; 2048];
+    let mut warned = false;
     while !stop.load(Ordering::Relaxed) {
-        match socket.recv_from(&mut buffer) {
-            Ok((n, from)) if n >= PROBE_LEN && buffer[..4] == PROBE_MAGIC => match socket.send_to(&buffer[..n], from) {
-                Ok(_) => answered += 1,
-                // An unreachable sender or a full buffer loses one answer, not the reflector.
-                Err(e) => tracing::debug!("answering {from}: {e}"),
-            },
-            Ok(_) => {}
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
-            Err(e) => return Err(e),
+        match socket.recv(&mut buffer) {
+            Ok(n) => {
+                let Ok(packet) = Packet::new_checked(&buffer[..n]) else { continue };
+                let Ok(reply) = probe::Repr::parse(&packet) else { continue };
+                if reply.kind != Kind::EchoReply {
+                    continue;
+                }
+                if let Some(key) = key
+                    && !key.verify(&packet)
+                {
+                    if !warned {
+                        tracing::warn!(
+                            "a reply from the reflector fails the probe key: does `bauxite reflect` have the same --key-file?"
+                        );
+                        warned = true;
+                    }
+                    continue;
+                }
+                let now = monotonic_ns();
+                let sample =
+                    RttSample { received_ns: now, rtt: Duration::from_nanos(now.saturating_sub(reply.sent_ns)) };
+                if samples.send(sample).is_err() {
+                    return;
+                }
+            }
+            Err(e)
+                if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::ConnectionRefused) => {}
+            Err(_) => return,
         }
     }
-    Ok(answered)
 }
 
 #[cfg(test)]

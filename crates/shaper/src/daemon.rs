@@ -214,8 +214,7 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
     let mut auto = match reflector {
         Some(addr) => {
             let (tx, rx) = std::sync::mpsc::channel();
-            autorate::start_prober(addr, profile.auto_rate.probe_interval, tx, Arc::clone(stop_probes))
-                .map_err(ShaperError::io(format!("starting rate probes to {addr}")))?;
+            autorate::start_prober(addr, &profile.auto_rate, tx, Arc::clone(stop_probes))?;
             info!(iface, reflector = %addr, "rate: auto, probing the link");
             Some(AutoRate {
                 controller: RateController::new(&profile.auto_rate).with_headroom(profile.headroom),

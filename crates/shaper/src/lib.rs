@@ -18,6 +18,7 @@ pub mod class_stats;
 pub mod controller;
 pub mod daemon;
 pub mod plan;
+pub mod reflect;
 pub mod state;
 pub mod tc;
 
@@ -69,6 +70,17 @@ pub enum ShaperError {
         /// The I/O error.
         #[source]
         source: std::io::Error,
+    },
+    /// The probe key file (`auto_rate.key_file`, `reflect --key-file`) cannot be used.
+    #[error("probe key {}: {reason}", path.display())]
+    ProbeKey {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        reason: String,
+        /// The I/O error, if one.
+        #[source]
+        source: Option<std::io::Error>,
     },
 }
 
