@@ -218,6 +218,53 @@ pub enum Match {
     Dscp(Dscp),
 }
 
+/// What a rule looks at in a packet: the kernel classifier's view of it
+/// (`bauxite-ebpf`'s `classify.h`), for code that must put traffic in the lanes the
+/// kernel would (the demo's per-lane channels, tools, tests).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct PacketKey {
+    /// The IP protocol number (17 UDP, 6 TCP).
+    pub ip_proto: u8,
+    /// The source port; 0 when unknown or absent (no port range contains 0).
+    pub src_port: u16,
+    /// The destination port; 0 when unknown or absent.
+    pub dst_port: u16,
+    /// The DSCP (0..=63).
+    pub dscp: u8,
+}
+
+impl PacketKey {
+    /// A UDP packet between these ports, unmarked.
+    pub const fn udp(src_port: u16, dst_port: u16) -> Self {
+        Self { ip_proto: Protocol::Udp.ip_proto(), src_port, dst_port, dscp: 0 }
+    }
+
+    /// A TCP segment between these ports, unmarked.
+    pub const fn tcp(src_port: u16, dst_port: u16) -> Self {
+        Self { ip_proto: Protocol::Tcp.ip_proto(), src_port, dst_port, dscp: 0 }
+    }
+}
+
+impl Match {
+    /// Whether a packet matches, exactly as the kernel classifier decides: a port rule
+    /// needs UDP or TCP (the rule's protocol, or either for `any`) and a port of the
+    /// rule's side in its range; a DSCP rule needs that DSCP.
+    pub fn matches(&self, packet: &PacketKey) -> bool {
+        match *self {
+            Match::Dscp(d) => packet.dscp == d.value(),
+            Match::Port { protocol, ports, side } => {
+                let proto_ok = match protocol {
+                    Protocol::Any => [Protocol::Udp, Protocol::Tcp].iter().any(|p| p.ip_proto() == packet.ip_proto),
+                    p => p.ip_proto() == packet.ip_proto,
+                };
+                let dst = matches!(side, PortSide::Dst | PortSide::Either) && ports.contains(packet.dst_port);
+                let src = matches!(side, PortSide::Src | PortSide::Either) && ports.contains(packet.src_port);
+                proto_ok && (dst || src)
+            }
+        }
+    }
+}
+
 /// A rule: packets that match go into `lane`. Rules are tried in order; the first match wins.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "RuleText", into = "RuleText")]
@@ -302,6 +349,30 @@ mod tests {
         for bad in ["0", "7401-7400", "70000", "a-b", ""] {
             assert!(bad.parse::<PortRange>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn matching_follows_the_kernel_protocol_side_and_dscp() {
+        let ports = PortRange { first: 7400, last: 7401 };
+        let port = |protocol, side| Match::Port { protocol, ports, side };
+        let udp_to = PacketKey::udp(40000, 7401);
+        let udp_from = PacketKey::udp(7400, 40000);
+        assert!(port(Protocol::Udp, PortSide::Dst).matches(&udp_to));
+        assert!(!port(Protocol::Udp, PortSide::Dst).matches(&udp_from), "dst rule, src port");
+        assert!(port(Protocol::Udp, PortSide::Src).matches(&udp_from));
+        assert!(!port(Protocol::Udp, PortSide::Src).matches(&udp_to), "src rule, dst port");
+        assert!(
+            port(Protocol::Udp, PortSide::Either).matches(&udp_to)
+                && port(Protocol::Udp, PortSide::Either).matches(&udp_from)
+        );
+        assert!(!port(Protocol::Tcp, PortSide::Either).matches(&udp_to), "wrong protocol");
+        assert!(port(Protocol::Any, PortSide::Either).matches(&PacketKey::tcp(1, 7400)));
+        let icmp = PacketKey { ip_proto: 1, ..udp_to };
+        assert!(!port(Protocol::Any, PortSide::Either).matches(&icmp), "any is UDP or TCP only");
+        assert!(!port(Protocol::Udp, PortSide::Either).matches(&PacketKey::udp(0, 0)), "no ports, no port match");
+        let af42 = Match::Dscp(Dscp::new(36).unwrap());
+        assert!(af42.matches(&PacketKey { dscp: 36, ..udp_to }));
+        assert!(!af42.matches(&udp_to));
     }
 
     #[test]

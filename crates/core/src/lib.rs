@@ -11,6 +11,7 @@
 pub mod config;
 pub mod lane;
 pub mod link;
+pub mod orchestrator;
 pub mod out_dir;
 pub mod profile;
 pub mod rng;
@@ -20,7 +21,8 @@ pub mod validate;
 pub mod wire;
 
 pub use config::{ConfigError, MAX_CONFIG_BYTES, load_profile, parse_profile, parse_yaml, read_config};
-pub use lane::{Dscp, Lane, MAX_LANES, MAX_RULES, Match, PortRange, PortSide, Protocol, Rule};
+pub use lane::{Dscp, Lane, MAX_LANES, MAX_RULES, Match, PacketKey, PortRange, PortSide, Protocol, Rule};
+pub use orchestrator::OrchestratorLane;
 pub use out_dir::{OutDirError, ensure_writable_dir};
 pub use profile::{
     AutoRatePolicy, BUILTIN_PROFILES, CongestionPolicy, DEFAULT_REFLECTOR_PORT, EarlyDropPolicy, Profile, ProfileError,

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::lane::{Dscp, Lane, Match, PortRange, PortSide, Protocol, Rule};
+use crate::lane::{Dscp, Lane, Match, PacketKey, PortRange, PortSide, Protocol, Rule};
+use crate::orchestrator::OrchestratorLane;
 use crate::units::{BitRate, duration_text};
 
 /// A complete shaping profile. Lanes are ordered from most to least urgent.
@@ -319,37 +320,34 @@ impl Profile {
         }
     }
 
-    /// Seed 003: classes by DSCP — control AF42, status AF43, telemetry AF41, bulk CS1,
-    /// everything else background. Strict order as in the seed's 4-band PRIO.
+    /// Seed 003: lanes by DSCP ([`OrchestratorLane`]) — control AF42, status AF43,
+    /// telemetry AF41, bulk CS1, everything else background. Strict order as in the
+    /// seed's 4-band PRIO.
     pub fn orchestrator() -> Profile {
-        let lane = |name: &str, share: f64, drop: bool| Lane {
-            name: name.into(),
+        use OrchestratorLane::{Background, Bulk, Control, Status, Telemetry};
+        let lane = |l: OrchestratorLane, share: f64, drop: bool| Lane {
+            name: l.name().into(),
             share,
             dscp_mark: None,
             drop_when_congested: drop,
             queue_limit: 40,
         };
-        let dscp_rule = |lane: &str, value| Rule {
-            lane: lane.into(),
-            matches: Match::Dscp(Dscp::new(value).expect("built-in DSCP")),
+        let dscp_rule = |l: OrchestratorLane| Rule {
+            lane: l.name().into(),
+            matches: Match::Dscp(Dscp::new(l.dscp()).expect("built-in DSCP")),
         };
         Profile {
             name: "orchestrator".into(),
             rate: RateSetting::Fixed(BitRate::from_bps(10_000_000)),
             lanes: vec![
-                lane("control", 0.15, false),
-                lane("status", 0.1, false),
-                lane("telemetry", 0.15, false),
-                lane("bulk", 0.3, true),
-                lane("background", 0.3, true),
+                lane(Control, 0.15, false),
+                lane(Status, 0.1, false),
+                lane(Telemetry, 0.15, false),
+                lane(Bulk, 0.3, true),
+                lane(Background, 0.3, true),
             ],
-            rules: vec![
-                dscp_rule("control", 36),
-                dscp_rule("status", 38),
-                dscp_rule("telemetry", 34),
-                dscp_rule("bulk", 8),
-            ],
-            default_lane: "background".into(),
+            rules: [Control, Status, Telemetry, Bulk].map(dscp_rule).to_vec(),
+            default_lane: Background.name().into(),
             headroom: default_headroom(),
             congestion: CongestionPolicy::default(),
             early_drop: EarlyDropPolicy::default(),
@@ -361,6 +359,12 @@ impl Profile {
     /// The rate the lanes are shaped to on a link of `link_rate`.
     pub fn shaped_rate(&self, link_rate: BitRate) -> BitRate {
         link_rate.scaled(self.headroom)
+    }
+
+    /// The lane a packet goes to: the first rule it matches, else the default lane
+    /// (as the kernel classifier decides).
+    pub fn lane_of(&self, packet: &PacketKey) -> &str {
+        self.rules.iter().find(|r| r.matches.matches(packet)).map_or(&self.default_lane, |r| &r.lane)
     }
 
     /// The index of the lane called `name`.
@@ -392,5 +396,23 @@ mod tests {
             [dscp_of("control"), dscp_of("status"), dscp_of("telemetry"), dscp_of("bulk")],
             [Some(36), Some(38), Some(34), Some(8)]
         );
+    }
+
+    #[test]
+    fn packets_go_to_the_first_matching_rules_lane_else_the_default() {
+        let robot = Profile::robot();
+        assert_eq!(robot.lane_of(&PacketKey::udp(40000, 7401)), "critical");
+        assert_eq!(robot.lane_of(&PacketKey::udp(7400, 40000)), "critical", "robot as the server: either side");
+        assert_eq!(robot.lane_of(&PacketKey::tcp(40000, 8080)), "bulk");
+        assert_eq!(robot.lane_of(&PacketKey::udp(40000, 8080)), "telemetry", "UDP 8080 is no rule's: default");
+        let mut dst_only = Profile::robot();
+        dst_only.rules[0].matches =
+            Match::Port { protocol: Protocol::Udp, ports: PortRange { first: 7400, last: 7401 }, side: PortSide::Dst };
+        assert_eq!(dst_only.lane_of(&PacketKey::udp(7400, 40000)), "telemetry", "the rule's side is honoured");
+        let orch = Profile::orchestrator();
+        for lane in OrchestratorLane::ALL {
+            let packet = PacketKey { dscp: lane.dscp(), ..PacketKey::udp(1, 2) };
+            assert_eq!(orch.lane_of(&packet), lane.name());
+        }
     }
 }

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use bauxite_core::{BitRate, Match, Profile, Protocol};
+use bauxite_core::{BitRate, PacketKey, Profile, Protocol};
 use bauxite_netlab::traffic::Arrival;
 use bauxite_netlab::video::FrameArrival;
 use bauxite_netlab::workload::{ControlUpdate, WorkloadEvent, WorkloadResult, WorkloadSpec};
@@ -260,12 +260,10 @@ impl<'a> LiveRecording<'a> {
     }
 }
 
-/// The lane `profile` gives `protocol` traffic to `port`: its first matching port
-/// rule, else its default lane.
+/// The lane `profile` gives the workload's `protocol` traffic to `port`, by core's
+/// matcher (the kernel's rules, port side included). The sender's port is ephemeral,
+/// which no rule names: it is left out (0).
 pub(crate) fn lane_of(profile: &Profile, protocol: Protocol, port: u16) -> String {
-    let matches = |m: &Match| match m {
-        Match::Port { protocol: p, ports, .. } => (*p == protocol || *p == Protocol::Any) && ports.contains(port),
-        Match::Dscp(_) => false,
-    };
-    profile.rules.iter().find(|r| matches(&r.matches)).map_or(&profile.default_lane, |r| &r.lane).clone()
+    let packet = PacketKey { ip_proto: protocol.ip_proto(), dst_port: port, ..PacketKey::default() };
+    profile.lane_of(&packet).to_string()
 }

@@ -13,6 +13,8 @@
 
 use std::collections::VecDeque;
 
+use bauxite_core::OrchestratorLane::{Control, Status, Telemetry};
+
 use crate::dscp::{self, DscpMap};
 use crate::queue::{LimitScope, PacketQueue};
 use crate::{Nanos, Packet, Qdisc, Verdict};
@@ -50,7 +52,7 @@ impl DrrConfig {
     pub fn seed_classes(limit: usize) -> Self {
         Self {
             quanta: vec![3 * MTU, 2 * MTU, 4 * MTU, MTU],
-            map: dscp::map_with(3, &[(dscp::AF42, 0), (dscp::AF43, 1), (dscp::AF41, 2)]),
+            map: dscp::map_with(3, &[(Control.dscp(), 0), (Status.dscp(), 1), (Telemetry.dscp(), 2)]),
             limit,
             scope: LimitScope::PerQueue,
         }

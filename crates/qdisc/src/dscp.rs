@@ -1,19 +1,11 @@
 //! DSCP code points and the DSCP → queue maps of the class-based disciplines
 //! (PRIO, DRR).
 //!
-//! The seed marks its classes with these values (RFC 2474 / RFC 2597 / RFC 4594)
-//! and its priority schedulers classify on them alone.
+//! The seed marks its lanes with these values (RFC 2474 / RFC 2597 / RFC 4594,
+//! defined once with the lanes in [`bauxite_core::orchestrator`]) and its priority
+//! schedulers classify on them alone.
 
-/// Default forwarding (best effort), also what unmarked traffic carries.
-pub const DEFAULT: u8 = 0;
-/// Class selector 1, "lower effort": the seed's bulk class.
-pub const CS1: u8 = 8;
-/// Assured forwarding class 4, low drop precedence: the seed's telemetry.
-pub const AF41: u8 = 34;
-/// Assured forwarding class 4, medium drop precedence: the seed's control.
-pub const AF42: u8 = 36;
-/// Assured forwarding class 4, high drop precedence: the seed's status.
-pub const AF43: u8 = 38;
+pub use bauxite_core::orchestrator::dscp::{AF41, AF42, AF43, CS1, DEFAULT};
 
 /// A DSCP → queue map, one entry per code point (64).
 pub type DscpMap = [u8; 64];

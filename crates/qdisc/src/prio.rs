@@ -8,6 +8,8 @@
 //! children and packet filters that map DSCP to a band — so the two differ only
 //! in their map ([`PrioConfig::pfifo_fast_style`], [`PrioConfig::seed_prio`]).
 
+use bauxite_core::OrchestratorLane::{Control, Status, Telemetry};
+
 use crate::dscp::{self, DscpMap};
 use crate::queue::{LimitScope, PacketQueue};
 use crate::{Nanos, Packet, Qdisc, Verdict};
@@ -38,7 +40,7 @@ impl PrioConfig {
     pub fn pfifo_fast_style(limit: usize) -> Self {
         Self {
             bands: 3,
-            map: dscp::map_with(2, &[(dscp::AF42, 0), (dscp::AF43, 1)]),
+            map: dscp::map_with(2, &[(Control.dscp(), 0), (Status.dscp(), 1)]),
             limit,
             scope: LimitScope::PerQueue,
         }
@@ -55,7 +57,7 @@ impl PrioConfig {
     pub fn seed_prio(limit: usize) -> Self {
         Self {
             bands: 4,
-            map: dscp::map_with(3, &[(dscp::AF42, 0), (dscp::AF43, 1), (dscp::AF41, 2)]),
+            map: dscp::map_with(3, &[(Control.dscp(), 0), (Status.dscp(), 1), (Telemetry.dscp(), 2)]),
             limit,
             scope: LimitScope::PerQueue,
         }

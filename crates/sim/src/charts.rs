@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 
 use bauxite_telemetry::chart::{BarChart, ChartError, Heatmap, LineChart, Series};
 
-use crate::scenario::TrafficClass;
 use crate::series::{Bar, Cell, ChartData, Line};
 use crate::study::Figure;
 use crate::util::{first_seen, on_off};
+use bauxite_core::OrchestratorLane;
 
 fn mean(f: &Figure) -> f64 {
     f.mean.unwrap_or(f64::NAN)
@@ -54,7 +54,7 @@ const JAIN: Scale = Scale { unit: "", higher_is_better: true, decimals: 2 };
 /// Schedulers down, classes across.
 fn heatmap(title: &str, scale: Scale, cells: &[Cell]) -> Heatmap {
     let rows = first_seen(cells.iter().map(|c| c.scheduler));
-    let classes = TrafficClass::ALL;
+    let classes = OrchestratorLane::ALL;
     Heatmap {
         title: title.into(),
         rows: rows.iter().map(|s| s.label().to_string()).collect(),

@@ -36,6 +36,6 @@ pub use bauxite_qdisc::LimitScope;
 pub use engine::{RunCounters, Simulator};
 pub use error::SimError;
 pub use metrics::{ClassRow, FlowRecord};
-pub use scenario::{ClassSpec, ScenarioConfig, ScenarioResult, TrafficClass, run_scenario};
+pub use scenario::{ClassSpec, ScenarioConfig, ScenarioResult, lane_of_tag, lane_port, run_scenario};
 pub use scheduler::Scheduler;
 pub use study::{Family, StudyConfig, StudyResult, run_study};

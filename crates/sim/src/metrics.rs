@@ -6,13 +6,13 @@ use bauxite_core::stats::mean;
 use bauxite_qdisc::Nanos;
 
 use crate::monitor::FlowStats;
-use crate::scenario::TrafficClass;
+use bauxite_core::OrchestratorLane;
 
 /// One flow of a finished run, with names instead of node ids.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowRecord {
     /// Its traffic class.
-    pub class: TrafficClass,
+    pub class: OrchestratorLane,
     /// Source node name.
     pub src: String,
     /// Destination node name.
@@ -50,7 +50,7 @@ impl FlowRecord {
 #[derive(Clone, Debug, PartialEq)]
 pub struct ClassRow {
     /// The class.
-    pub class: TrafficClass,
+    pub class: OrchestratorLane,
     /// Flows in the class.
     pub flows: u64,
     /// Packets sent, all flows.
@@ -99,7 +99,7 @@ pub fn jain(values: &[f64]) -> Option<f64> {
 
 /// One row per class present among `flows`, in class order.
 pub fn class_rows(flows: &[FlowRecord]) -> Vec<ClassRow> {
-    TrafficClass::ALL
+    OrchestratorLane::ALL
         .iter()
         .filter_map(|&class| {
             let members: Vec<&FlowRecord> = flows.iter().filter(|f| f.class == class).collect();
@@ -132,7 +132,7 @@ pub fn class_rows(flows: &[FlowRecord]) -> Vec<ClassRow> {
 mod tests {
     use super::*;
 
-    fn flow(class: TrafficClass, tx: u64, rx: u64, delay_ms: u64) -> FlowRecord {
+    fn flow(class: OrchestratorLane, tx: u64, rx: u64, delay_ms: u64) -> FlowRecord {
         FlowRecord {
             class,
             src: "a".into(),
@@ -162,14 +162,14 @@ mod tests {
     #[test]
     fn class_rows_pool_loss_and_average_flow_means() {
         let flows = [
-            flow(TrafficClass::Control, 100, 100, 10),
-            flow(TrafficClass::Control, 100, 50, 30),
-            flow(TrafficClass::Bulk, 10, 0, 0),
+            flow(OrchestratorLane::Control, 100, 100, 10),
+            flow(OrchestratorLane::Control, 100, 50, 30),
+            flow(OrchestratorLane::Bulk, 10, 0, 0),
         ];
         let rows = class_rows(&flows);
         assert_eq!(rows.len(), 2);
         let c = &rows[0];
-        assert_eq!((c.class, c.flows, c.tx_packets, c.rx_packets), (TrafficClass::Control, 2, 200, 150));
+        assert_eq!((c.class, c.flows, c.tx_packets, c.rx_packets), (OrchestratorLane::Control, 2, 200, 150));
         assert_eq!(c.loss_pct, 25.0);
         // Mean of flow means, not packet-weighted: (10 + 30) / 2.
         assert_eq!(c.delay_ms, Some(20.0));

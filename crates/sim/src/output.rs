@@ -13,10 +13,10 @@ use serde_json::{Value, json};
 use crate::error::SimError;
 use crate::metrics::FIGURES;
 use crate::reference::{is_seed_baseline, seed_baseline};
-use crate::scenario::TrafficClass;
 use crate::scheduler::Scheduler;
 use crate::study::{ClassSummary, Family, Figure, StudyResult};
 use crate::util::{first_seen, on_off};
+use bauxite_core::OrchestratorLane;
 
 /// The leading columns of `classes.csv`, exactly as the issue specifies them.
 pub const CLASS_COLUMNS: [&str; 15] = [
@@ -185,7 +185,7 @@ pub fn summary_json(study: &StudyResult) -> Value {
     let comparison: Vec<Value> = comparison_family(study)
         .map(|family| {
             study
-                .rows(family, TrafficClass::Control)
+                .rows(family, OrchestratorLane::Control)
                 .map(|r| {
                     let mut v = class_json(r);
                     let seed = seed_baseline(r.scheduler, r.dscp).filter(|_| seed_point).map(|s| {
@@ -265,7 +265,7 @@ fn sweep_table(
     title: &str,
     value: &dyn Fn(&ClassSummary) -> String,
 ) {
-    let rows: Vec<&ClassSummary> = study.rows(family, TrafficClass::Control).collect();
+    let rows: Vec<&ClassSummary> = study.rows(family, OrchestratorLane::Control).collect();
     if rows.is_empty() {
         return;
     }
@@ -304,7 +304,7 @@ pub fn summary_md(study: &StudyResult) -> String {
         out.push_str("Figures are means over seeds ± the Student-t 95 % half-width.\n");
     }
     if let Some(family) = comparison_family(study) {
-        let rows: Vec<&ClassSummary> = study.rows(family, TrafficClass::Control).collect();
+        let rows: Vec<&ClassSummary> = study.rows(family, OrchestratorLane::Control).collect();
         let b = &study.config.base;
         let _ = writeln!(
             out,
@@ -356,8 +356,8 @@ fn per_class_tables(out: &mut String, study: &StudyResult, family: Family) {
     if on.is_empty() {
         return;
     }
-    let classes: Vec<TrafficClass> =
-        TrafficClass::ALL.into_iter().filter(|c| on.iter().any(|r| r.class == *c)).collect();
+    let classes: Vec<OrchestratorLane> =
+        OrchestratorLane::ALL.into_iter().filter(|c| on.iter().any(|r| r.class == *c)).collect();
     let names: Vec<&str> = classes.iter().map(|c| c.name()).collect();
     let schedulers = pairs(on.iter().copied());
     let mut table = |title: &str, value: &dyn Fn(&ClassSummary) -> String| {

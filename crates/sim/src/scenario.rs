@@ -17,6 +17,7 @@
 
 use std::time::Instant;
 
+use bauxite_core::OrchestratorLane;
 use bauxite_qdisc::rng::{SplitMix64, mix64};
 use bauxite_qdisc::{LimitScope, Nanos};
 use serde::{Serialize, Serializer};
@@ -29,52 +30,14 @@ use crate::metrics::{ClassRow, FlowRecord, class_rows};
 use crate::scheduler::{QdiscParams, Scheduler, build_qdisc};
 use crate::topology::Topology;
 
-/// The seed's traffic classes, in table order.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TrafficClass {
-    /// Orchestrator → followers, latency-critical.
-    Control,
-    /// Followers → orchestrator, medium priority.
-    Status,
-    /// Followers → orchestrator, lower priority.
-    Telemetry,
-    /// Followers → orchestrator, filler.
-    Bulk,
-    /// bg-a ⇄ bg-b, the competing load.
-    Background,
+/// The UDP destination port of a lane's flows (part of every flow's 5-tuple).
+pub fn lane_port(lane: OrchestratorLane) -> u16 {
+    5000 + lane.index() as u16
 }
 
-impl TrafficClass {
-    /// Every class, in table order.
-    pub const ALL: [TrafficClass; 5] = [
-        TrafficClass::Control,
-        TrafficClass::Status,
-        TrafficClass::Telemetry,
-        TrafficClass::Bulk,
-        TrafficClass::Background,
-    ];
-
-    /// The CSV name.
-    pub fn name(self) -> &'static str {
-        match self {
-            TrafficClass::Control => "control",
-            TrafficClass::Status => "status",
-            TrafficClass::Telemetry => "telemetry",
-            TrafficClass::Bulk => "bulk",
-            TrafficClass::Background => "background",
-        }
-    }
-
-    /// The UDP destination port of the class (part of every flow's 5-tuple).
-    pub fn port(self) -> u16 {
-        5000 + self as u16
-    }
-
-    /// The class of a flow tag.
-    pub fn from_tag(tag: u32) -> TrafficClass {
-        Self::ALL[tag as usize]
-    }
+/// The lane of a flow tag (the tag is the lane's index).
+pub fn lane_of_tag(tag: u32) -> OrchestratorLane {
+    OrchestratorLane::ALL[tag as usize]
 }
 
 /// One application class: packet size, rate and DSCP mark.
@@ -172,10 +135,10 @@ impl Default for ScenarioConfig {
             access_mbps: 100.0,
             access_delay_ms: 1.0,
             access_queue_packets: 1000,
-            control: ClassSpec { payload_bytes: 64, pps: 200.0, dscp: bauxite_qdisc::dscp::AF42 },
-            status: ClassSpec { payload_bytes: 96, pps: 100.0, dscp: bauxite_qdisc::dscp::AF43 },
-            telemetry: ClassSpec { payload_bytes: 512, pps: 50.0, dscp: bauxite_qdisc::dscp::AF41 },
-            bulk: ClassSpec { payload_bytes: 1400, pps: 20.0, dscp: bauxite_qdisc::dscp::CS1 },
+            control: ClassSpec { payload_bytes: 64, pps: 200.0, dscp: OrchestratorLane::Control.dscp() },
+            status: ClassSpec { payload_bytes: 96, pps: 100.0, dscp: OrchestratorLane::Status.dscp() },
+            telemetry: ClassSpec { payload_bytes: 512, pps: 50.0, dscp: OrchestratorLane::Telemetry.dscp() },
+            bulk: ClassSpec { payload_bytes: 1400, pps: 20.0, dscp: OrchestratorLane::Bulk.dscp() },
             duration_s: 20.0,
             app_start_s: 1.0,
             start_jitter_ms: 0.0,
@@ -252,13 +215,13 @@ fn mbps_to_bps(mbps: f64) -> u64 {
 
 impl ScenarioConfig {
     /// The class spec of an application class (background has none).
-    pub fn class(&self, class: TrafficClass) -> Option<&ClassSpec> {
+    pub fn class(&self, class: OrchestratorLane) -> Option<&ClassSpec> {
         match class {
-            TrafficClass::Control => Some(&self.control),
-            TrafficClass::Status => Some(&self.status),
-            TrafficClass::Telemetry => Some(&self.telemetry),
-            TrafficClass::Bulk => Some(&self.bulk),
-            TrafficClass::Background => None,
+            OrchestratorLane::Control => Some(&self.control),
+            OrchestratorLane::Status => Some(&self.status),
+            OrchestratorLane::Telemetry => Some(&self.telemetry),
+            OrchestratorLane::Bulk => Some(&self.bulk),
+            OrchestratorLane::Background => None,
         }
     }
 
@@ -419,33 +382,34 @@ impl ScenarioConfig {
         let bg_offset = ms_to_ns(self.bg_start_offset_ms);
         // One packet train: (payload bytes, interval in ps, DSCP when marking is on).
         type Train = (u32, u64, u8);
-        let mut add = |sim: &mut Simulator, class: TrafficClass, (src, dst, index): (u32, u32, u32), train: Train| {
-            let (payload, interval_ps, dscp) = train;
-            let offset = if class == TrafficClass::Background { bg_offset } else { 0 };
-            sim.add_app(UdpApp {
-                src,
-                dst,
-                src_port: u16::try_from(index)
-                    .ok()
-                    .and_then(|i| FIRST_SRC_PORT.checked_add(i))
-                    .expect("validate() keeps every source port in the ephemeral range"),
-                dst_port: class.port(),
-                payload,
-                dscp: if self.dscp { dscp } else { 0 },
-                interval_ps,
-                start: start + rng.below(jitter) + offset,
-                stop,
-                tag: class as u32,
-            });
-        };
+        let mut add =
+            |sim: &mut Simulator, class: OrchestratorLane, (src, dst, index): (u32, u32, u32), train: Train| {
+                let (payload, interval_ps, dscp) = train;
+                let offset = if class == OrchestratorLane::Background { bg_offset } else { 0 };
+                sim.add_app(UdpApp {
+                    src,
+                    dst,
+                    src_port: u16::try_from(index)
+                        .ok()
+                        .and_then(|i| FIRST_SRC_PORT.checked_add(i))
+                        .expect("validate() keeps every source port in the ephemeral range"),
+                    dst_port: lane_port(class),
+                    payload,
+                    dscp: if self.dscp { dscp } else { 0 },
+                    interval_ps,
+                    start: start + rng.below(jitter) + offset,
+                    stop,
+                    tag: class as u32,
+                });
+            };
         let train = |c: &ClassSpec| (c.payload_bytes, UdpApp::interval_from_pps(c.pps), c.dscp);
         // Draw order (and so each application's start offset) is fixed: control
         // flows, then each follower's status, telemetry and bulk, then background.
         for (i, &f) in followers.iter().enumerate() {
-            add(&mut sim, TrafficClass::Control, (orchestrator, f, i as u32), train(&self.control));
+            add(&mut sim, OrchestratorLane::Control, (orchestrator, f, i as u32), train(&self.control));
         }
         for (i, &f) in followers.iter().enumerate() {
-            for class in [TrafficClass::Status, TrafficClass::Telemetry, TrafficClass::Bulk] {
+            for class in [OrchestratorLane::Status, OrchestratorLane::Telemetry, OrchestratorLane::Bulk] {
                 let spec = self.class(class).expect("an application class");
                 add(&mut sim, class, (f, orchestrator, i as u32), train(spec));
             }
@@ -453,8 +417,8 @@ impl ScenarioConfig {
         if self.bg_flows > 0 {
             let bg = (self.bg_payload_bytes, self.bg_interval_ps(), 0);
             for j in 0..self.bg_flows {
-                add(&mut sim, TrafficClass::Background, (bg_a, bg_b, j), bg);
-                add(&mut sim, TrafficClass::Background, (bg_b, bg_a, self.bg_flows + j), bg);
+                add(&mut sim, OrchestratorLane::Background, (bg_a, bg_b, j), bg);
+                add(&mut sim, OrchestratorLane::Background, (bg_b, bg_a, self.bg_flows + j), bg);
             }
         }
         Ok((sim, [a_to_b, b_to_a]))
@@ -491,7 +455,7 @@ pub fn run_scenario(config: &ScenarioConfig) -> Result<ScenarioResult, SimError>
         .flows
         .into_iter()
         .map(|f| FlowRecord {
-            class: TrafficClass::from_tag(f.tag),
+            class: lane_of_tag(f.tag),
             src: names[f.key.src as usize].clone(),
             dst: names[f.key.dst as usize].clone(),
             src_port: f.key.src_port,

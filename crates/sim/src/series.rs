@@ -6,9 +6,9 @@
 //! study's order, DSCP off before on, swept values ascending as configured.
 
 use crate::metrics::FIGURES;
-use crate::scenario::TrafficClass;
 use crate::scheduler::Scheduler;
 use crate::study::{ClassSummary, Family, Figure, StudyResult};
+use bauxite_core::OrchestratorLane;
 
 /// One bar: a scheduler × DSCP mode.
 #[derive(Clone, Debug, PartialEq)]
@@ -27,7 +27,7 @@ pub struct Cell {
     /// Scheduler (rows).
     pub scheduler: Scheduler,
     /// Class (columns).
-    pub class: TrafficClass,
+    pub class: OrchestratorLane,
     /// The value.
     pub value: Figure,
 }
@@ -89,7 +89,7 @@ fn cells(rows: &[&ClassSummary], figure: &str) -> Vec<Cell> {
 fn lines(study: &StudyResult, family: Family, figure: &str, x: fn(&ClassSummary) -> f64) -> Vec<Line> {
     let i = figure_index(figure);
     let mut out: Vec<Line> = Vec::new();
-    for r in study.rows(family, TrafficClass::Control) {
+    for r in study.rows(family, OrchestratorLane::Control) {
         let point = (x(r), r.figures[i]);
         match out.iter_mut().find(|l| l.scheduler == r.scheduler && l.dscp == r.dscp) {
             Some(line) => line.points.push(point),
@@ -105,7 +105,7 @@ pub fn chart_data(study: &StudyResult) -> ChartData {
     let families = study.families();
     let compare = [Family::Compare, Family::Run].into_iter().find(|f| families.contains(f));
     let (control, dscp_on): (Vec<&ClassSummary>, Vec<&ClassSummary>) = match compare {
-        Some(family) => (study.rows(family, TrafficClass::Control).collect(), {
+        Some(family) => (study.rows(family, OrchestratorLane::Control).collect(), {
             // DSCP on where both modes ran (the seed's heatmaps); a single
             // DSCP-off run still gets its own.
             let rows = || study.classes.iter().filter(move |r| r.family == family);

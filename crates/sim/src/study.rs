@@ -15,11 +15,12 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::{Serialize, Serializer};
 
+use bauxite_core::OrchestratorLane;
 use bauxite_core::stats::{self, mean_ci95};
 
 use crate::error::SimError;
 use crate::metrics::{ClassRow, FIGURES};
-use crate::scenario::{ScenarioConfig, ScenarioResult, TrafficClass, run_scenario};
+use crate::scenario::{ScenarioConfig, ScenarioResult, run_scenario};
 use crate::scheduler::Scheduler;
 use crate::util::{first_seen, on_off};
 
@@ -376,7 +377,7 @@ pub struct ClassSummary {
     /// Queue limit, packets.
     pub queue_packets: u32,
     /// Class.
-    pub class: TrafficClass,
+    pub class: OrchestratorLane,
     /// Seeds aggregated.
     pub seeds: u32,
     /// Flows in the class (per run).
@@ -424,7 +425,7 @@ impl StudyResult {
     /// The rows of one family and class, in plan order: what the charts and the
     /// Markdown tables draw (e.g. `("compare", Control)` for the control figures
     /// per scheduler × DSCP, or every class of `compare` with DSCP on for the heatmap).
-    pub fn rows(&self, family: Family, class: TrafficClass) -> impl Iterator<Item = &ClassSummary> {
+    pub fn rows(&self, family: Family, class: OrchestratorLane) -> impl Iterator<Item = &ClassSummary> {
         self.classes.iter().filter(move |r| r.family == family && r.class == class)
     }
 

@@ -81,7 +81,7 @@ fn several_seeds_give_confidence_columns_after_the_leading_ones() {
         ]
     );
     // FIFO's control loss depends on the start phases: the three seeds differ.
-    let control = result.classes.iter().find(|r| r.class == bauxite_sim::TrafficClass::Control).unwrap();
+    let control = result.classes.iter().find(|r| r.class == bauxite_core::OrchestratorLane::Control).unwrap();
     assert!(control.figure("loss_pct").ci95.unwrap() > 0.0);
     assert_eq!(control.seeds, 3);
 }

@@ -1,16 +1,17 @@
 //! The seed's study, reproduced: the baseline comparison, the follower and load
 //! sweeps' trends, and a snapshot of the baseline class table.
 
+use bauxite_core::OrchestratorLane;
 use bauxite_sim::output::classes_csv;
 use bauxite_sim::study::{ClassSummary, Family, StudyConfig, run_study};
-use bauxite_sim::{ScenarioConfig, Scheduler, StudyResult, TrafficClass};
+use bauxite_sim::{ScenarioConfig, Scheduler, StudyResult};
 
 fn study(families: Vec<Family>, base: ScenarioConfig) -> StudyResult {
     let config = StudyConfig { families, base, ..StudyConfig::default() };
     run_study(&config, &|_| {}).expect("the study runs")
 }
 
-fn row(rows: &StudyResult, family: Family, class: TrafficClass, s: Scheduler, dscp: bool) -> &ClassSummary {
+fn row(rows: &StudyResult, family: Family, class: OrchestratorLane, s: Scheduler, dscp: bool) -> &ClassSummary {
     rows.rows(family, class).find(|r| r.scheduler == s && r.dscp == dscp).expect("a row for every scheduler × DSCP")
 }
 
@@ -21,7 +22,7 @@ fn fig(r: &ClassSummary, name: &str) -> f64 {
 #[test]
 fn baseline_comparison_reproduces_the_seed() {
     let result = study(vec![Family::Compare], ScenarioConfig::default());
-    let control = |s, dscp| row(&result, Family::Compare, TrafficClass::Control, s, dscp);
+    let control = |s, dscp| row(&result, Family::Compare, OrchestratorLane::Control, s, dscp);
     let collapsed = [
         (Scheduler::Fifo, false),
         (Scheduler::Fifo, true),
@@ -54,7 +55,7 @@ fn baseline_comparison_reproduces_the_seed() {
     // The seed's exact control delay where every scheduler isolates control: 8.9 ms.
     assert!((fig(control(Scheduler::FqCodel, false), "delay_ms") - 8.9).abs() < 0.1);
     // Strict PRIO with DSCP protects telemetry; pfifo_fast-style leaves it with the background.
-    let telemetry = |s| row(&result, Family::Compare, TrafficClass::Telemetry, s, true);
+    let telemetry = |s| row(&result, Family::Compare, OrchestratorLane::Telemetry, s, true);
     assert_eq!(fig(telemetry(Scheduler::Prio), "loss_pct"), 0.0);
     assert!((fig(telemetry(Scheduler::Prio), "delay_ms") - 10.3).abs() < 0.5);
     assert!(fig(telemetry(Scheduler::PfifoFast), "loss_pct") > 50.0);
@@ -73,7 +74,7 @@ fn follower_sweep_fifo_loss_rises_and_fair_queueing_stays_flat() {
     let result = study(vec![Family::Followers], ScenarioConfig::default());
     let at = |s, dscp, n| {
         result
-            .rows(Family::Followers, TrafficClass::Control)
+            .rows(Family::Followers, OrchestratorLane::Control)
             .find(|r| r.scheduler == s && r.dscp == dscp && r.followers == n)
             .expect("a row per follower count")
     };
@@ -98,7 +99,7 @@ fn load_sweep_fifo_degrades_past_the_bottleneck_and_fair_queueing_stays_flat() {
     let result = study(vec![Family::Load], ScenarioConfig { duration_s: 6.0, ..ScenarioConfig::default() });
     let at = |s, bg: f64| {
         result
-            .rows(Family::Load, TrafficClass::Control)
+            .rows(Family::Load, OrchestratorLane::Control)
             .find(|r| r.scheduler == s && !r.dscp && r.bg_mbps == bg)
             .expect("a row per load")
     };
