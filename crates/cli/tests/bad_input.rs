@@ -145,3 +145,15 @@ fn demo_checks_its_rate_before_anything_runs() {
     assert!(stderr.contains("--rate: rate: 1bit is not between 64kbit and 100gbit"), "{stderr}");
     assert!(!out.exists(), "nothing written");
 }
+
+#[test]
+fn reflect_refuses_a_bad_key_file_or_peer_network_before_listening() {
+    let short = Remove(scratch("short-key"));
+    std::fs::write(&short.0, "too short\n").unwrap();
+    let err = refused(&["reflect", "--port", "0", "--key-file", short.0.to_str().unwrap()]);
+    assert!(err.contains(short.0.to_str().unwrap()) && err.contains("at least 16"), "{err}");
+    let err = refused(&["reflect", "--port", "0", "--key-file", "/dev/zero"]);
+    assert!(err.contains("/dev/zero") && err.contains("not a regular file"), "{err}");
+    let err = refused(&["reflect", "--port", "0", "--allow", "10.0.0.0/40"]);
+    assert!(err.contains("10.0.0.0/40") && err.contains("0 to 32"), "{err}");
+}
