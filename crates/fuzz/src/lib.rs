@@ -249,6 +249,9 @@ mod tests {
         let message = *failure.expect_err("some input holds a `~`").downcast::<String>().unwrap();
         assert!(message.starts_with("fuzz target profile failed on "), "{message}");
         assert!(message.contains("corpus/profile/") || message.contains("BAUXITE_FUZZ_REPLAY="), "{message}");
+        let saved = std::env::temp_dir().join("bauxite-fuzz-profile-failure.bin");
+        assert!(std::fs::read(&saved).unwrap().contains(&b'~'), "the failing input is saved");
+        std::fs::remove_file(saved).unwrap();
         let quiet = run("profile", &[], Budget { time: Duration::from_secs(60), iterations: 50 }, |_, _| {});
         assert_eq!(quiet.random, 50);
         assert!(quiet.corpus >= 3);

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use bauxite_core::ConfigError;
+use bauxite_core::wire::{WireError, probe, video};
 use bauxite_ebpf::craft::{TCP, UDP};
 use bauxite_ebpf::maps::{RULE_DSCP, RULE_PORT, SIDE_DST, SIDE_SRC};
 use bauxite_ebpf::{Control, Datapath, LanePolicy, LaneStats, Rule, RuleSet, TC_ACT_SHOT, TC_ACT_UNSPEC};
@@ -268,6 +269,14 @@ fn the_corpus_holds_the_hostile_inputs_of_issue_10() {
     for name in ["full.yaml", "minimal.yaml", "issue10-interfaces-loopback.yaml"] {
         bauxite_bridge::config::load(&bauxite_fuzz::corpus_dir("bridge_config").join(name)).expect(name);
     }
+    for (target, names) in [
+        ("probe_header", &["truncated-header.bin", "tag-cut-short.bin", "garbage.bin", "bad-magic.bin"][..]),
+        ("video_header", &["truncated-header.bin", "length-below-header.bin", "garbage.bin", "key-byte-2.bin"][..]),
+    ] {
+        for name in names {
+            assert!(bauxite_fuzz::corpus_dir(target).join(name).is_file(), "{target} corpus: {name}");
+        }
+    }
     let names: Vec<String> = std::fs::read_dir(bauxite_fuzz::corpus_dir("mcap_reader"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -389,5 +398,119 @@ fn write_classifier_corpus() {
     frames.push(("ihl-beyond-frame", long_ihl[..14 + 40].to_vec()));
     for (name, frame) in frames {
         std::fs::write(corpus_file("classifier", &format!("{name}.bin")), frame).unwrap();
+    }
+}
+
+/// A header parser's verdict on `bytes` holds up: a header that parses is emitted again
+/// byte for byte and parses the same; a truncated one really is too short; anything else
+/// refused had the bytes to be judged.
+fn check_header<R: PartialEq + std::fmt::Debug>(
+    bytes: &[u8],
+    header_len: usize,
+    parsed: Result<R, WireError>,
+    emit: impl Fn(&R) -> Vec<u8>,
+    parse: impl Fn(&[u8]) -> Result<R, WireError>,
+) {
+    match parsed {
+        Ok(repr) => {
+            let emitted = emit(&repr);
+            assert_eq!(emitted[..header_len], bytes[..header_len], "{repr:?} is emitted as it was read");
+            assert_eq!(parse(&emitted).as_ref(), Ok(&repr), "{repr:?} parses again");
+        }
+        Err(WireError::Truncated { len, need, .. }) => {
+            assert!(len == bytes.len() && len < need, "truncated at {len} < {need}, {} bytes", bytes.len())
+        }
+        Err(e) => assert!(bytes.len() >= header_len, "{e} on {} bytes", bytes.len()),
+    }
+}
+
+/// Probe headers (the demo's messages, `rate: auto`'s probes, what `bauxite reflect`
+/// answers): no panic, in the view's accessors either, and a verdict that holds up.
+fn check_probe_header(bytes: &[u8]) {
+    if let Ok(p) = probe::Packet::new_checked(bytes) {
+        let _ = (p.magic(), p.version(), p.kind_byte(), p.flags(), p.stream(), p.seq(), p.sent_ns());
+        assert_eq!(p.tag().map(<[u8]>::len), p.tagged().then_some(probe::TAG_LEN));
+        let [head, rest] = p.authenticated_parts();
+        assert!(head.len() + rest.len() <= bytes.len());
+    }
+    check_header(bytes, probe::HEADER_LEN, probe::Repr::parse_bytes(bytes), |r| r.to_vec(0), probe::Repr::parse_bytes);
+}
+
+#[test]
+fn probe_header() {
+    run("probe_header", WIRE_TOKENS, Budget::from_env(), |input, _| check_probe_header(input));
+}
+
+/// Video frame headers (the demo's video stream): as [`check_probe_header`].
+fn check_video_header(bytes: &[u8]) {
+    if let Ok(p) = video::Packet::new_checked(bytes) {
+        let _ = (p.magic(), p.version(), p.frame(), p.sent_ns(), p.frame_len(), p.key_byte());
+    }
+    let emit = |r: &video::Repr| {
+        let mut header = vec![0; video::HEADER_LEN];
+        r.emit(&mut video::Packet::new_unchecked(&mut header[..]));
+        header
+    };
+    check_header(bytes, video::HEADER_LEN, video::Repr::parse_bytes(bytes), emit, video::Repr::parse_bytes);
+}
+
+#[test]
+fn video_header() {
+    run("video_header", WIRE_TOKENS, Budget::from_env(), |input, _| check_video_header(input));
+}
+
+/// What the mutator inserts into headers: magics, versions, kinds, flags.
+const WIRE_TOKENS: &[&[u8]] = &[b"BXP2", b"BXP1", b"BXV1", &[0], &[1], &[2], &[0xff], &[0x01, 0x00]];
+
+/// Writes the header corpora: every kind of valid header, and truncated and garbage ones.
+/// Run once by hand: `cargo test -p bauxite-fuzz --test fuzz -- --ignored write_header_corpora`.
+#[test]
+#[ignore = "writes the checked-in corpus"]
+fn write_header_corpora() {
+    let probe_repr = |kind, tagged| probe::Repr { kind, tagged, stream: 7401, seq: 42, sent_ns: 123_456_789_012 };
+    let data = probe_repr(probe::Kind::Data, false).to_vec(64);
+    let request = probe_repr(probe::Kind::EchoRequest, false).to_vec(0);
+    let tagged = probe_repr(probe::Kind::EchoRequest, true).to_vec(0);
+    let reply = probe_repr(probe::Kind::EchoReply, false).to_vec(100);
+    let with = |bytes: &[u8], at: usize, value: u8| {
+        let mut b = bytes.to_vec();
+        b[at] = value;
+        b
+    };
+    let probes: Vec<(&str, Vec<u8>)> = vec![
+        ("data-64.bin", data.clone()),
+        ("echo-request.bin", request.clone()),
+        ("echo-request-tagged.bin", tagged.clone()),
+        ("echo-reply-100.bin", reply),
+        ("truncated-header.bin", request[..10].to_vec()),
+        ("tag-cut-short.bin", tagged[..probe::HEADER_LEN + 5].to_vec()),
+        ("old-version-bxp1.bin", with(&request, 3, b'1')),
+        ("bad-magic.bin", with(&request, 0, b'Z')),
+        ("undefined-kind.bin", with(&request, 4, 9)),
+        ("undefined-flags.bin", with(&request, 5, 0x80)),
+        ("garbage.bin", (0..40u8).map(|i| i.wrapping_mul(37)).collect()),
+        ("empty.bin", Vec::new()),
+    ];
+    let frame = video::Repr { frame: 30, sent_ns: 9_876_543_210, frame_len: 1200, key: true };
+    let key = frame.to_frame(0xab);
+    let delta = video::Repr { key: false, frame_len: 40, ..frame }.to_frame(0);
+    let videos: Vec<(&str, Vec<u8>)> = vec![
+        ("key-frame.bin", key.clone()),
+        ("delta-frame.bin", delta),
+        ("header-only.bin", key[..video::HEADER_LEN].to_vec()),
+        ("truncated-header.bin", key[..12].to_vec()),
+        ("length-below-header.bin", {
+            let mut b = key[..video::HEADER_LEN].to_vec();
+            b[16..20].copy_from_slice(&3u32.to_be_bytes());
+            b
+        }),
+        ("key-byte-2.bin", with(&key[..video::HEADER_LEN], 20, 2)),
+        ("bad-magic.bin", with(&key[..video::HEADER_LEN], 1, b'Q')),
+        ("garbage.bin", (0..30u8).map(|i| i.wrapping_mul(91)).collect()),
+    ];
+    for (target, files) in [("probe_header", probes), ("video_header", videos)] {
+        for (name, bytes) in files {
+            std::fs::write(corpus_file(target, name), bytes).unwrap();
+        }
     }
 }
