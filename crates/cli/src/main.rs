@@ -254,7 +254,12 @@ fn main() -> ExitCode {
     abort_on_panic();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        // netlink-packet-route warns, on every link it parses, about per-family
+        // attributes newer than it knows (harmless: Bauxite reads none of them).
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,netlink_packet_route=error".into()),
+        )
         .init();
     match run(Cli::parse()) {
         Ok(code) => code,

@@ -15,6 +15,7 @@ pub mod orchestrator;
 pub mod out_dir;
 pub mod profile;
 pub mod rng;
+pub mod shaper_snapshot;
 pub mod stats;
 pub mod units;
 pub mod validate;
@@ -28,6 +29,7 @@ pub use profile::{
     AutoRatePolicy, BUILTIN_PROFILES, CongestionPolicy, DEFAULT_REFLECTOR_PORT, EarlyDropPolicy, Profile, ProfileError,
     RateSetting, Targets,
 };
+pub use shaper_snapshot::{DaemonState, LaneSnapshot, ShaperSnapshot};
 pub use units::{BitRate, UnitError, format_duration, parse_duration};
 pub use validate::ValidatedProfile;
 pub use wire::WireError;

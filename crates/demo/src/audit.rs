@@ -15,9 +15,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use bauxite_telemetry::messages::{
-    LatencySample, LostMessage, PhaseMark, RunInfo, ShaperState, UpdateDelay, VideoFrame, topic,
-};
+use bauxite_core::ShaperSnapshot;
+use bauxite_telemetry::messages::{LatencySample, LostMessage, PhaseMark, RunInfo, UpdateDelay, VideoFrame, topic};
 use bauxite_telemetry::{Damage, Message, Recording};
 
 use crate::analysis::{PhaseData, PhaseSummary, summarize};
@@ -194,7 +193,7 @@ fn phase_data(path: &Path, recording: &Recording, info: &RunInfo, start_ns: u64)
         } else if m.topic == frames {
             data.frame(t, decode::<VideoFrame>(path, m)?.bytes);
         } else if m.topic == state {
-            let early = decode::<ShaperState>(path, m)?.bulk_early_drops;
+            let early = decode::<ShaperSnapshot>(path, m)?.droppable_early_drops();
             data.bulk_dropped_packets = data.bulk_dropped_packets.max(early);
         }
     }

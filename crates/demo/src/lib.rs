@@ -165,10 +165,10 @@ pub fn layout_panels() -> Vec<Vec<Panel>> {
         ],
         vec![
             Panel::StateTransitions {
-                paths: vec!["/bauxite/shaper/state.congested".into(), "/bauxite/shaper/state.active".into()],
+                paths: vec!["/bauxite/shaper/state.congested".into(), "/bauxite/shaper/state.daemon".into()],
             },
             plot("Shaper: link rate (bit/s)", &["/bauxite/shaper/state.link_rate_bps"]),
-            plot("Bulk: early-drop probability", &["/bauxite/shaper/state.bulk_drop_probability"]),
+            plot("Bulk: early-drop probability", &["/bauxite/shaper/state.lanes[:]{droppable==true}.drop_probability"]),
             Panel::RawMessages { topic: "/bauxite/demo/phase".into() },
             Panel::RawMessages { topic: "/bauxite/shaper/state".into() },
         ],

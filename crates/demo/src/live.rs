@@ -8,12 +8,12 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use bauxite_core::{BitRate, PacketKey, Profile, Protocol};
+use bauxite_core::{BitRate, PacketKey, Profile, Protocol, ShaperSnapshot};
 use bauxite_netlab::traffic::Arrival;
 use bauxite_netlab::video::FrameArrival;
 use bauxite_netlab::workload::{ControlUpdate, WorkloadEvent, WorkloadResult, WorkloadSpec};
 use bauxite_telemetry::messages::{
-    LaneCounters, LatencySample, LostMessage, PhaseMark, RunInfo, ShaperState, UpdateDelay, VideoFrame, topic,
+    LaneCounters, LatencySample, LostMessage, PhaseMark, RunInfo, UpdateDelay, VideoFrame, topic,
 };
 use bauxite_telemetry::{Channel, Recorder};
 
@@ -29,7 +29,7 @@ enum Event {
     Message(usize, Arrival),
     Lost(LostMessage),
     Update(ControlUpdate),
-    State(ShaperState),
+    State(ShaperSnapshot),
     Frame(FrameArrival),
 }
 
@@ -41,7 +41,7 @@ pub(crate) struct LiveRecording<'a> {
     data: PhaseData,
     marks: Channel<PhaseMark>,
     phase: u32,
-    state: Channel<ShaperState>,
+    state: Channel<ShaperSnapshot>,
     frames: Channel<VideoFrame>,
     updates: Channel<UpdateDelay>,
     /// Each stream's lane under the profile (by index in the spec), and the video's.
@@ -95,7 +95,7 @@ impl<'a> LiveRecording<'a> {
             }
         }
         Ok(Self {
-            state: rec.channel::<ShaperState>(&topic("shaper", "state"))?,
+            state: rec.channel::<ShaperSnapshot>(&topic("shaper", "state"))?,
             frames: rec.channel::<VideoFrame>(&topic("video", "frames"))?,
             updates: rec.channel::<UpdateDelay>(&topic("control", "update_delay"))?,
             rec,
@@ -136,7 +136,7 @@ impl<'a> LiveRecording<'a> {
     pub(crate) fn write(
         &mut self,
         events: impl Iterator<Item = WorkloadEvent>,
-        state: Option<(u64, ShaperState)>,
+        state: Option<(u64, ShaperSnapshot)>,
     ) -> Result<(), DemoError> {
         let mut batch: Vec<(u64, Event)> = events
             .map(|e| match e {
@@ -216,7 +216,7 @@ impl<'a> LiveRecording<'a> {
             Event::State(s) => {
                 // A cumulative counter: a sample that read less (a restarted or
                 // unreadable daemon) does not undo what was counted.
-                self.data.bulk_dropped_packets = self.data.bulk_dropped_packets.max(s.bulk_early_drops);
+                self.data.bulk_dropped_packets = self.data.bulk_dropped_packets.max(s.droppable_early_drops());
                 self.rec.write(self.state, t, &s)?;
             }
             Event::Frame(f) => {

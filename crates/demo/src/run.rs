@@ -7,13 +7,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use bauxite_core::{BitRate, DEFAULT_REFLECTOR_PORT, Profile, Protocol, RateSetting};
+use bauxite_core::{BitRate, DEFAULT_REFLECTOR_PORT, DaemonState, Profile, Protocol, RateSetting, ShaperSnapshot};
 use bauxite_netlab::testbed::{BASE_ADDR, ROBOT_IFACE};
 use bauxite_netlab::workload::{RunningWorkload, WorkloadEvent, WorkloadSpec};
 use bauxite_netlab::{ChainOptions, ChainTestbed, NetlabError};
-use bauxite_shaper::state::ShaperStatus;
-use bauxite_sys::{ChildGuard, Netns, monotonic_ns};
-use bauxite_telemetry::messages::{RunInfo, ShaperState, StreamRate};
+use bauxite_shaper::StatusReader;
+use bauxite_sys::{ChildGuard, monotonic_ns};
+use bauxite_telemetry::messages::{RunInfo, StreamRate};
 
 use crate::analysis::PhaseData;
 use crate::live::{LiveRecording, lane_of};
@@ -67,6 +67,9 @@ pub enum DemoError {
     /// Stopped by a signal; everything the run built has been removed.
     #[error("interrupted; the testbed and the daemons were removed")]
     Interrupted,
+    /// The shaper's status could not be read in the robot namespace.
+    #[error("reading the shaper's status in the robot namespace")]
+    ShaperStatus(#[source] bauxite_shaper::ShaperError),
     /// The shaper did not report running in time.
     #[error("bauxite up did not report running in the robot namespace within {waited:?}; see {log}")]
     ShaperNotRunning {
@@ -97,12 +100,6 @@ const SHAPER_START_TIMEOUT: Duration = Duration::from_secs(20);
 fn log(dir: &Path, name: &str) -> Result<std::fs::File, DemoError> {
     let path = dir.join(name);
     std::fs::File::create(&path).map_err(DemoError::io(path.display().to_string()))
-}
-
-/// `bauxite status --json` in the robot namespace; `None` when it did not answer.
-fn shaper_status(ns: &Netns, exe: &Path) -> Option<serde_json::Value> {
-    let output = ns.command(exe, &["status", "--iface", ROBOT_IFACE, "--json"]).output().ok()?;
-    serde_json::from_slice(&output.stdout).ok()
 }
 
 /// The profile phase 2 runs with.
@@ -137,7 +134,12 @@ pub fn run_phase(
     let tb = ChainTestbed::create(&ChainOptions { rate: options.scenario.initial_rate, ..Default::default() })?;
     // Phase 1 runs no shaper; its recording is still checked against the same targets.
     let profile = protected_profile(options.rate);
-    let daemons = if phase == 2 { start_shaper(options, &tb, &profile, dir)? } else { Vec::new() };
+    // Phase 2's shaper state is read in-process (netlink and the state file) by a
+    // reader opened in the robot's namespace: no process per sample.
+    let (daemons, mut reader) = match phase {
+        2 => start_shaper(options, &tb, &profile, dir).map(|(daemons, reader)| (daemons, Some(reader)))?,
+        _ => (Vec::new(), None),
+    };
 
     let spec = workload_spec(trial);
     let start_ns = monotonic_ns();
@@ -146,8 +148,8 @@ pub fn run_phase(
     let mut recording = LiveRecording::create(mcap, &info, &spec, &profile, start_ns, options)?;
     let (tap, live) = std::sync::mpsc::channel();
     let workload = RunningWorkload::start(&tb, &spec, Some(tap)).map_err(DemoError::Workload)?;
-    let state = shaper_sampler(phase, &tb.robot, &options.exe, &profile);
-    record_live(options, &tb, &mut recording, &live, &state, started)?;
+    let mut state = shaper_sampler(reader.as_mut());
+    record_live(options, &tb, &mut recording, &live, &mut state, started)?;
 
     let last_state = state();
     let result = workload.stop(Duration::from_secs(1)).map_err(DemoError::Workload)?;
@@ -158,13 +160,14 @@ pub fn run_phase(
 
 /// Phase 2's daemons: writes the profile to `dir`, starts `bauxite reflect` in the
 /// base (for `rate: auto`) and `bauxite up` in the robot, and waits until the shaper
-/// runs. The daemons stop when the returned guards are dropped.
+/// runs; returns them with a status reader of the robot's interface. The daemons
+/// stop when the returned guards are dropped.
 fn start_shaper(
     options: &DemoOptions,
     tb: &ChainTestbed,
     profile: &Profile,
     dir: &Path,
-) -> Result<Vec<ChildGuard>, DemoError> {
+) -> Result<(Vec<ChildGuard>, StatusReader), DemoError> {
     let mut daemons = Vec::new();
     let config = dir.join("profile.yaml");
     std::fs::write(&config, serde_yaml_ng::to_string(profile).expect("a profile serializes"))
@@ -184,14 +187,15 @@ fn start_shaper(
         .stderr(log(dir, "up.log")?)
         .spawn();
     daemons.push(ChildGuard::new(up.map_err(DemoError::io("starting bauxite up"))?, STOP_GRACE));
-    wait_until_running(options, &tb.robot, dir)?;
-    Ok(daemons)
+    let mut reader = tb.robot.run(|| StatusReader::new(ROBOT_IFACE)).map_err(DemoError::ShaperStatus)?;
+    wait_until_running(options, &mut reader, dir)?;
+    Ok((daemons, reader))
 }
 
-/// Waits until `bauxite up` reports running in `ns`, at most [`SHAPER_START_TIMEOUT`].
-fn wait_until_running(options: &DemoOptions, ns: &Netns, dir: &Path) -> Result<(), DemoError> {
+/// Waits until `bauxite up` reports running, at most [`SHAPER_START_TIMEOUT`].
+fn wait_until_running(options: &DemoOptions, reader: &mut StatusReader, dir: &Path) -> Result<(), DemoError> {
     let deadline = Instant::now() + SHAPER_START_TIMEOUT;
-    while shaper_status(ns, &options.exe).is_none_or(|s| s["daemon"] != "running") {
+    while reader.read().map_or(true, |s| s.daemon != DaemonState::Running) {
         if Instant::now() > deadline {
             return Err(DemoError::ShaperNotRunning { waited: SHAPER_START_TIMEOUT, log: dir.join("up.log") });
         }
@@ -242,15 +246,17 @@ fn run_info(options: &DemoOptions, trial: u32, phase: u32, spec: &WorkloadSpec, 
 
 /// A sample of the shaper's state, stamped when taken; `None` when it could not be
 /// read (the sample is skipped).
-type StateSample = Option<(u64, ShaperState)>;
+type StateSample = Option<(u64, ShaperSnapshot)>;
 
-/// Where the phase's shaper samples come from: the daemon's status in phase 2; in
-/// phase 1, an inactive shaper.
-fn shaper_sampler<'a>(phase: u32, ns: &'a Netns, exe: &'a Path, profile: &'a Profile) -> impl Fn() -> StateSample + 'a {
-    // The lane the shaper discards early from (the profile's, not a name assumed here).
-    let bulk = profile.lanes.iter().find(|l| l.drop_when_congested).map_or("", |l| l.name.as_str());
+/// Where the phase's shaper samples come from: the daemon's status in phase 2 (a
+/// sample that could not be read is skipped, not recorded as no shaper); in phase
+/// 1, no shaper.
+fn shaper_sampler(mut reader: Option<&mut StatusReader>) -> impl FnMut() -> StateSample + '_ {
     move || {
-        let state = if phase == 2 { shaper_state(ns, exe, bulk) } else { Some(ShaperState::inactive()) };
+        let state = match reader.as_mut() {
+            Some(reader) => reader.read().ok(),
+            None => Some(ShaperSnapshot::down(ROBOT_IFACE)),
+        };
         state.map(|s| (monotonic_ns(), s))
     }
 }
@@ -264,7 +270,7 @@ fn record_live(
     tb: &ChainTestbed,
     recording: &mut LiveRecording,
     live: &Receiver<WorkloadEvent>,
-    state: &impl Fn() -> StateSample,
+    state: &mut impl FnMut() -> StateSample,
     started: Instant,
 ) -> Result<(), DemoError> {
     let scenario = &options.scenario;
@@ -285,22 +291,6 @@ fn record_live(
         std::thread::sleep(next.saturating_sub(started.elapsed()));
     }
     Ok(())
-}
-
-/// The shaper's state as `bauxite status --json` reports it in the robot namespace;
-/// `None` when the status could not be read (the sample is skipped, not recorded as
-/// an inactive shaper).
-fn shaper_state(ns: &Netns, exe: &Path, bulk_lane: &str) -> Option<ShaperState> {
-    let s = shaper_status(ns, exe)?;
-    let status: Option<ShaperStatus> = serde_json::from_value(s["shaper"].clone()).ok();
-    let bulk = status.as_ref().and_then(|st| st.lanes.iter().find(|l| l.name == bulk_lane));
-    Some(ShaperState {
-        active: s["daemon"] == "running",
-        congested: status.as_ref().is_some_and(|st| st.congested),
-        link_rate_bps: status.as_ref().map_or(0, |st| st.link_rate_bps),
-        bulk_drop_probability: bulk.map_or(0.0, |l| l.drop_probability),
-        bulk_early_drops: bulk.map_or(0, |l| l.early_drops),
-    })
 }
 
 #[cfg(test)]

@@ -8,19 +8,22 @@ use std::time::{Duration, Instant};
 use std::net::SocketAddr;
 use std::sync::mpsc::Receiver;
 
-use bauxite_core::{BitRate, Match, PortRange, PortSide, Protocol, RateSetting, ValidatedProfile};
+use bauxite_core::{
+    BitRate, DaemonState, LaneSnapshot, Match, PortRange, PortSide, Protocol, RateSetting, ShaperSnapshot,
+    ValidatedProfile,
+};
 use bauxite_ebpf::{Control, Datapath, LaneStats, TcAttachMode};
 use bauxite_sys::{Netns, monotonic_ns};
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::autorate::{self, RateController, RttSample};
 
 use crate::ShaperError;
-use crate::class_stats::{ClassStats, ClassStatsReader};
 use crate::controller::{Controller, LaneSample, Transition};
 use crate::plan::{htb_tree, lane_minor, lane_policy, probability_to_u32, rule_set};
-use crate::state::{self, LaneStatus, ShaperStatus};
-use crate::tc::{self, HTB_MAJOR, classid};
+use crate::rtnl::{ClassStats, Link, LinkWatch, RootQdisc, Rtnl};
+use crate::state::{self, Owner, StateDir, StateFile};
+use crate::tc::{self, HTB_MAJOR, MARKER_MINOR, classid};
 
 /// What `up` is asked to do.
 #[derive(Clone, Debug)]
@@ -51,43 +54,86 @@ pub fn require_root(what: &str) -> Result<(), ShaperError> {
     if bauxite_sys::is_root() { Ok(()) } else { Err(ShaperError::NotRoot(what.to_string())) }
 }
 
-/// The interface's index, or a clear error when there is no such interface.
-pub fn ifindex(iface: &str) -> Result<u32, ShaperError> {
-    std::fs::read_to_string(format!("/sys/class/net/{iface}/ifindex"))
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
+/// Opens a netlink socket in the calling thread's network namespace.
+fn open_rtnl() -> Result<Rtnl, ShaperError> {
+    Rtnl::new().map_err(ShaperError::io("opening a netlink socket"))
+}
+
+/// The interface called `iface`, or a clear error when there is none.
+fn find_link(rtnl: &mut Rtnl, iface: &str) -> Result<Link, ShaperError> {
+    rtnl.link(iface)
+        .map_err(ShaperError::io(format!("reading interface {iface}")))?
         .ok_or_else(|| ShaperError::NoSuchInterface(iface.to_string()))
 }
 
-/// Whether packets on `iface` start with an Ethernet header (Ethernet, veth,
-/// loopback) rather than raw IP (tun, wwan modems, WireGuard).
-fn has_l2_header(iface: &str) -> bool {
-    const ARPHRD_ETHER: u32 = 1;
-    const ARPHRD_LOOPBACK: u32 = 772;
-    let kind =
-        std::fs::read_to_string(format!("/sys/class/net/{iface}/type")).ok().and_then(|s| s.trim().parse::<u32>().ok());
-    matches!(kind, Some(ARPHRD_ETHER | ARPHRD_LOOPBACK))
+/// What the root of an interface is, as far as Bauxite is concerned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Tree {
+    /// No root qdisc, or the kernel's default (handle `0:`).
+    Default,
+    /// Bauxite's own tree: root `htb ba:` with the marker class `ba:baba`.
+    Ours,
+    /// A root qdisc someone else configured (an `htb ba:` without the marker too).
+    Foreign(RootQdisc),
 }
 
-fn mtu(iface: &str) -> u32 {
-    std::fs::read_to_string(format!("/sys/class/net/{iface}/mtu"))
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(1500)
+/// Reads the root of interface `index`.
+pub fn tree_on(rtnl: &mut Rtnl, index: u32) -> std::io::Result<Tree> {
+    Ok(match rtnl.root_qdisc(index)? {
+        None => Tree::Default,
+        Some(q) if q.major == 0 => Tree::Default,
+        Some(q)
+            if q.kind == "htb"
+                && q.major == HTB_MAJOR
+                && rtnl.classes(index)?.iter().any(|c| c.classid == classid(HTB_MAJOR, MARKER_MINOR)) =>
+        {
+            Tree::Ours
+        }
+        Some(q) => Tree::Foreign(q),
+    })
 }
 
-/// Everything `up` changed on the interface, undone in reverse on the way out.
+/// The error for a root qdisc that is not Bauxite's.
+fn foreign(iface: &str, q: RootQdisc) -> ShaperError {
+    if q.kind == "htb" && q.major == HTB_MAJOR {
+        ShaperError::ForeignBauxiteHandle { iface: iface.to_string() }
+    } else {
+        ShaperError::ForeignQdisc { iface: iface.to_string(), kind: q.kind, handle: format!("{:x}:", q.major) }
+    }
+}
+
+/// Everything `up` changed on the interface, undone in reverse on the way out, and
+/// only on the interface `up` shaped: one deleted and recreated under the same name
+/// (a new index) is someone else's.
 struct Installed {
     ns: Netns,
     iface: String,
+    ifindex: u32,
     original_gso: Option<u32>,
     htb: bool,
 }
 
 impl Installed {
     fn undo(&mut self) {
+        if !self.htb && self.original_gso.is_none() {
+            return;
+        }
+        let mut rtnl = match Rtnl::new() {
+            Ok(r) => r,
+            Err(e) => return warn!("opening a netlink socket to clean up {}: {e}", self.iface),
+        };
+        match rtnl.link(&self.iface) {
+            Ok(Some(link)) if link.index == self.ifindex => {}
+            _ => {
+                self.htb = false;
+                self.original_gso = None;
+                return warn!("{} (index {}) is gone; leaving whatever has its name alone", self.iface, self.ifindex);
+            }
+        }
         if self.htb {
-            if let Err(e) = tc::remove_root_if_ours(&self.ns, &self.iface) {
+            if matches!(tree_on(&mut rtnl, self.ifindex), Ok(Tree::Ours))
+                && let Err(e) = tc::delete_root(&self.ns, &self.iface)
+            {
                 warn!("removing the HTB tree from {}: {e}", self.iface);
             }
             self.htb = false;
@@ -106,80 +152,103 @@ impl Drop for Installed {
     }
 }
 
-/// Puts the profile on the interface and runs its control loop until `stop` is set;
-/// then takes everything off again. Errors leave the interface as it was.
-pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperError> {
+/// What [`preflight`] established: a valid profile, an interface that exists and
+/// carries nothing Bauxite may not replace, and no other daemon on it.
+struct Preflight {
+    iface: String,
+    profile: ValidatedProfile,
+    gateway_iface: Option<String>,
+    lease: Duration,
+    reflector: Option<SocketAddr>,
+    link: Link,
+    state_dir: StateDir,
+}
+
+/// Checks everything `up` needs before it changes anything; cleans up what a
+/// killed daemon left behind on this very interface.
+fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
     require_root("`bauxite up` attaches eBPF programs and qdiscs")?;
     let UpOptions { iface, mut profile, gateway_iface, lease } = options;
     let reflector = match profile.rate {
         RateSetting::Auto => Some(with_probe_rule(&mut profile)?),
         RateSetting::Fixed(_) => None,
     };
-    let index = ifindex(&iface)?;
+    let mut rtnl = open_rtnl()?;
+    let link = find_link(&mut rtnl, &iface)?;
     if let Some(gw) = &gateway_iface {
-        ifindex(gw)?;
+        find_link(&mut rtnl, gw)?;
     }
-    let mut link_rate = match profile.rate {
-        RateSetting::Fixed(r) => r,
-        RateSetting::Auto => profile.auto_rate.base_rate,
-    };
-    let mut rate = profile.shaped_rate(link_rate);
-
-    let ns = Netns::current();
-    if let Some(previous) = state::load(&iface).ok().flatten()
-        && previous.daemon_alive()
+    let state_dir = StateDir::of(&rtnl);
+    if let Some(previous) = state_dir.load(&iface).ok().flatten()
+        && previous.owner.ifindex == link.index
+        && previous.owner.daemon_alive()
     {
-        return Err(ShaperError::AlreadyRunning { iface, pid: previous.pid });
+        return Err(ShaperError::AlreadyRunning { iface, pid: previous.owner.pid });
     }
-    // Bauxite replaces the root qdisc: only the kernel's default (handle 0:) or its
-    // own leftover, never a tree someone configured on purpose.
-    if let Some((kind, major)) = tc::root_qdisc(&ns, &iface)?
-        && major != 0
-        && major != HTB_MAJOR
-    {
-        return Err(ShaperError::ForeignQdisc { iface, kind, handle: format!("{major:x}:") });
+    // Bauxite replaces the root qdisc: only the kernel's default or its own
+    // leftover, never a tree someone configured on purpose.
+    if let Tree::Foreign(q) = tree_on(&mut rtnl, link.index).map_err(ShaperError::io("reading the root qdisc"))? {
+        return Err(foreign(&iface, q));
     }
     // A previous daemon that was killed may have left its tree and settings behind.
     down(&iface)?;
+    let link = find_link(&mut rtnl, &iface)?;
+    Ok(Preflight { iface, profile, gateway_iface, lease, reflector, link, state_dir })
+}
 
+/// What [`install`] put in place.
+struct Attached {
+    datapath: Datapath,
+    control: Control,
+    installed: Installed,
+    mode: TcAttachMode,
+}
+
+/// Loads the classifier with the profile's tables, caps GSO, installs the HTB tree
+/// at `rate` and attaches the programs. Whatever fails undoes what was done.
+fn install(pre: &Preflight, rate: BitRate) -> Result<Attached, ShaperError> {
+    let (iface, profile) = (&pre.iface, &pre.profile);
     let mut datapath = Datapath::load()?;
-    datapath.maps.set_rules(&rule_set(&profile))?;
+    datapath.maps.set_rules(&rule_set(profile))?;
     for i in 0..profile.lanes.len() {
-        datapath.maps.set_lane(i, &lane_policy(&profile, i))?;
+        datapath.maps.set_lane(i, &lane_policy(profile, i))?;
     }
-    let mut control = Control {
+    let control = Control {
         heartbeat_ns: monotonic_ns(),
-        lease_ns: lease.as_nanos() as u64,
+        lease_ns: pre.lease.as_nanos() as u64,
         congested: 0,
-        l2_header: u32::from(has_l2_header(&iface)),
+        l2_header: u32::from(pre.link.l2_header),
     };
     datapath.maps.set_control(&control)?;
 
-    let original_gso = tc::gso_max_size(&ns, &iface)?;
-    let mut installed = Installed { ns: Netns::current(), iface: iface.clone(), original_gso: None, htb: false };
+    let ns = Netns::current();
+    let mut installed = Installed {
+        ns: Netns::current(),
+        iface: iface.clone(),
+        ifindex: pre.link.index,
+        original_gso: None,
+        htb: false,
+    };
     // HTB does not split GSO super-packets: a 64 KB one would hold the link for
     // 350 ms at 1.5 Mbit/s. One MTU per packet keeps lanes interleaving finely.
-    tc::set_gso_max_size(&ns, &iface, mtu(&iface))?;
-    installed.original_gso = Some(original_gso);
-    let tree = htb_tree(&profile, &iface, rate);
+    tc::set_gso_max_size(&ns, iface, pre.link.mtu)?;
+    installed.original_gso = Some(pre.link.gso_max_size);
     installed.htb = true;
-    ns.tc_batch(&tree.install_lines())?;
-    let mode = datapath.attach_egress(&iface)?;
-    if let Some(gw) = &gateway_iface {
+    ns.tc_batch(&htb_tree(profile, iface, rate).install_lines())?;
+    let mode = datapath.attach_egress(iface)?;
+    if let Some(gw) = &pre.gateway_iface {
         datapath.attach_xdp(gw)?;
     }
-    info!(
-        iface,
-        profile = profile.name,
-        link_rate = %link_rate,
-        shaped_rate = %rate,
-        attach = ?mode,
-        gateway = gateway_iface.as_deref().unwrap_or("-"),
-        "shaper up"
-    );
+    Ok(Attached { datapath, control, installed, mode })
+}
 
-    let mut status = ShaperStatus {
-        iface: iface.clone(),
+/// The snapshot a freshly started daemon publishes.
+fn first_snapshot(pre: &Preflight, link_rate: BitRate, rate: BitRate, mode: TcAttachMode) -> ShaperSnapshot {
+    let profile = &pre.profile;
+    ShaperSnapshot {
+        iface: pre.iface.clone(),
+        daemon: DaemonState::Running,
+        htb_installed: true,
         pid: std::process::id(),
         profile: profile.name.clone(),
         rate_mode: match profile.rate {
@@ -194,57 +263,198 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
             TcAttachMode::Clsact => "clsact",
         }
         .into(),
-        gateway_iface: gateway_iface.clone(),
-        original_gso_max_size: original_gso,
+        gateway_iface: pre.gateway_iface.clone(),
+        lease_ms: pre.lease.as_millis() as u64,
         lanes: profile
             .lanes
             .iter()
             .enumerate()
-            .map(|(i, l)| LaneStatus {
+            .map(|(i, l)| LaneSnapshot {
                 name: l.name.clone(),
                 class: format!("{HTB_MAJOR:x}:{:x}", lane_minor(i)),
+                droppable: l.drop_when_congested,
                 ..Default::default()
             })
             .collect(),
         ..Default::default()
+    }
+}
+
+/// Puts the profile on the interface and runs its control loop until `stop` is set;
+/// then takes everything off again. Errors leave the interface as it was. Exits
+/// with [`ShaperError::InterfaceGone`] when the interface is deleted or replaced
+/// under it, so that a supervisor (systemd) starts a new `up` on the new one.
+pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperError> {
+    let pre = preflight(options)?;
+    let link_rate = match pre.profile.rate {
+        RateSetting::Fixed(r) => r,
+        RateSetting::Auto => pre.profile.auto_rate.base_rate,
     };
-
-    let session = Session { iface: iface.clone(), stop_probes: Arc::new(AtomicBool::new(false)) };
-    let stop_probes = &session.stop_probes;
-    let mut auto = match reflector {
-        Some(addr) => {
-            let (tx, rx) = std::sync::mpsc::channel();
-            autorate::start_prober(addr, &profile.auto_rate, tx, Arc::clone(stop_probes))?;
-            info!(iface, reflector = %addr, "rate: auto, probing the link");
-            Some(AutoRate {
-                controller: RateController::new(&profile.auto_rate).with_headroom(profile.headroom),
-                samples: rx,
-                last_answer: Instant::now(),
-            })
-        }
-        None => None,
+    let rate = pre.profile.shaped_rate(link_rate);
+    let watch = LinkWatch::new(&pre.iface, pre.link.index).map_err(ShaperError::io("subscribing to link events"))?;
+    let mut attached = install(&pre, rate)?;
+    info!(
+        iface = pre.iface,
+        profile = pre.profile.name,
+        link_rate = %link_rate,
+        shaped_rate = %rate,
+        attach = ?attached.mode,
+        gateway = pre.gateway_iface.as_deref().unwrap_or("-"),
+        "shaper up"
+    );
+    let owner = Owner {
+        ifindex: pre.link.index,
+        pid: std::process::id(),
+        pid_start: state::process_start(std::process::id()).unwrap_or(0),
+        original_gso_max_size: pre.link.gso_max_size,
+        heartbeat_ns: 0,
     };
-    let silence = (profile.auto_rate.probe_interval * 10).max(Duration::from_millis(200));
+    let state = StateFile { owner, snapshot: first_snapshot(&pre, link_rate, rate, attached.mode) };
+    let session = Session {
+        iface: pre.iface.clone(),
+        state_dir: pre.state_dir.clone(),
+        stop_probes: Arc::new(AtomicBool::new(false)),
+    };
+    let end = ControlLoop::start(&pre, &session, state, watch, link_rate, rate)?.run(&mut attached, &stop);
+    teardown(attached, &pre.iface, &end);
+    drop(session);
+    end
+}
 
-    let mut reader = ClassStatsReader::new().map_err(ShaperError::io("opening a netlink socket"))?;
-    let mut controller = Controller::new(&profile, rate);
-    let started = Instant::now();
-    let loop_start_ns = monotonic_ns();
-    let mut last_status = Instant::now() - STATUS_INTERVAL;
-    let mut written_probs = vec![0u32; profile.lanes.len()];
-    let poll = profile.congestion.poll_interval;
+/// Takes the programs and the tree off, unless the interface is gone (then the
+/// kernel took them with it, and the name may belong to a new interface).
+fn teardown(mut attached: Attached, iface: &str, end: &Result<(), ShaperError>) {
+    info!(iface, "shutting down");
+    if let Err(e) = attached.datapath.detach()
+        && !matches!(end, Err(ShaperError::InterfaceGone { .. }))
+    {
+        warn!("detaching the classifier from {iface}: {e}");
+    }
+    drop(attached.datapath);
+    attached.installed.undo();
+}
 
-    while !stop.load(Ordering::Relaxed) {
-        let classes = reader.dump(index).map_err(ShaperError::io(format!("reading class statistics of {iface}")))?;
-        let Some(lane_classes) = lane_classes(&classes, profile.lanes.len()) else {
-            // Someone removed or replaced our tree: the kernel programs keep steering,
-            // but there is nothing to measure; say so and keep the lease alive.
-            warn!(iface, "Bauxite's HTB classes are missing from {iface}; not measuring");
-            control.heartbeat_ns = monotonic_ns();
-            datapath.maps.set_control(&control)?;
-            std::thread::sleep(poll.max(Duration::from_millis(100)));
-            continue;
+/// The daemon's control loop and what it keeps between polls.
+struct ControlLoop<'a> {
+    pre: &'a Preflight,
+    session: &'a Session,
+    state: StateFile,
+    watch: LinkWatch,
+    reader: Rtnl,
+    controller: Controller,
+    auto: Option<AutoRate>,
+    silence: Duration,
+    link_rate: BitRate,
+    rate: BitRate,
+    started: Instant,
+    loop_start_ns: u64,
+    last_status: Instant,
+    written_probs: Vec<u32>,
+    /// The tree's classes are missing (someone removed them): said once per episode.
+    missing_classes: bool,
+}
+
+impl<'a> ControlLoop<'a> {
+    fn start(
+        pre: &'a Preflight,
+        session: &'a Session,
+        state: StateFile,
+        watch: LinkWatch,
+        link_rate: BitRate,
+        rate: BitRate,
+    ) -> Result<Self, ShaperError> {
+        let profile = &pre.profile;
+        let auto = match pre.reflector {
+            Some(addr) => {
+                let (tx, rx) = std::sync::mpsc::channel();
+                autorate::start_prober(addr, &profile.auto_rate, tx, Arc::clone(&session.stop_probes))?;
+                info!(iface = pre.iface, reflector = %addr, "rate: auto, probing the link");
+                Some(AutoRate {
+                    controller: RateController::new(&profile.auto_rate).with_headroom(profile.headroom),
+                    samples: rx,
+                    last_answer: Instant::now(),
+                })
+            }
+            None => None,
         };
+        Ok(Self {
+            pre,
+            session,
+            state,
+            watch,
+            reader: open_rtnl()?,
+            controller: Controller::new(profile, rate),
+            auto,
+            silence: (profile.auto_rate.probe_interval * 10).max(Duration::from_millis(200)),
+            link_rate,
+            rate,
+            started: Instant::now(),
+            loop_start_ns: monotonic_ns(),
+            last_status: Instant::now() - STATUS_INTERVAL,
+            written_probs: vec![0u32; profile.lanes.len()],
+            missing_classes: false,
+        })
+    }
+
+    /// Polls until `stop` is set or the interface goes away.
+    fn run(mut self, attached: &mut Attached, stop: &AtomicBool) -> Result<(), ShaperError> {
+        let (iface, index) = (&self.pre.iface, self.pre.link.index);
+        let poll = self.pre.profile.congestion.poll_interval;
+        while !stop.load(Ordering::Relaxed) {
+            self.check_link()?;
+            let classes =
+                self.reader.classes(index).map_err(ShaperError::io(format!("reading class statistics of {iface}")))?;
+            let lanes = lane_classes(&classes, self.pre.profile.lanes.len());
+            if lanes.is_none() {
+                // An interface deleted since the last poll also has no classes: its
+                // link event is queued by now, and says which it is.
+                self.check_link()?;
+            }
+            match lanes {
+                Some(lane_classes) => {
+                    if std::mem::take(&mut self.missing_classes) {
+                        info!(iface, "Bauxite's HTB classes are back on {iface}; measuring again");
+                    }
+                    self.step(attached, &lane_classes)?;
+                    std::thread::sleep(poll);
+                }
+                None => {
+                    // Someone removed or replaced our tree: the kernel programs keep
+                    // steering, but there is nothing to measure; say so once and keep
+                    // the lease alive.
+                    if !std::mem::replace(&mut self.missing_classes, true) {
+                        warn!(iface, "Bauxite's HTB classes are missing from {iface}; not measuring");
+                    }
+                    attached.control.heartbeat_ns = monotonic_ns();
+                    attached.datapath.maps.set_control(&attached.control)?;
+                    std::thread::sleep(poll.max(Duration::from_millis(100)));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the daemon with [`ShaperError::InterfaceGone`] once the interface has
+    /// been deleted or replaced (said once, with what to do).
+    fn check_link(&mut self) -> Result<(), ShaperError> {
+        let (iface, index) = (&self.pre.iface, self.pre.link.index);
+        if self.watch.poll().map_err(ShaperError::io("reading link events"))?.is_some() {
+            error!(
+                iface,
+                ifindex = index,
+                "{iface} was deleted or replaced: the shaper went with it; exiting so that a supervisor \
+                 starts `bauxite up` on the new interface"
+            );
+            return Err(ShaperError::InterfaceGone { iface: iface.clone(), ifindex: index });
+        }
+        Ok(())
+    }
+
+    /// One poll: the congested state, drop probabilities, the rate, the lease and
+    /// (every [`STATUS_INTERVAL`]) the published state.
+    fn step(&mut self, attached: &mut Attached, lane_classes: &[ClassStats]) -> Result<(), ShaperError> {
+        let iface = &self.pre.iface;
+        let profile = &self.pre.profile;
         let samples: Vec<LaneSample> = lane_classes
             .iter()
             .map(|c| LaneSample {
@@ -253,75 +463,74 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
                 backlog_packets: u64::from(c.qlen),
             })
             .collect();
-        match controller.observe(started.elapsed(), &samples) {
+        match self.controller.observe(self.started.elapsed(), &samples) {
             Some(Transition::Entered) => {
-                status.congestion_episodes += 1;
+                self.state.snapshot.congestion_episodes += 1;
                 info!(iface, "congested: discarding droppable lanes early");
             }
             Some(Transition::Left) => info!(iface, "congestion cleared"),
             None => {}
         }
-        let verdicts = controller.verdicts();
+        let verdicts = self.controller.verdicts();
         for (i, v) in verdicts.iter().enumerate() {
             let prob = probability_to_u32(v.drop_probability);
-            if prob != written_probs[i] {
-                let mut policy = lane_policy(&profile, i);
+            if prob != self.written_probs[i] {
+                let mut policy = lane_policy(profile, i);
                 policy.drop_prob = prob;
-                datapath.maps.set_lane(i, &policy)?;
-                written_probs[i] = prob;
+                attached.datapath.maps.set_lane(i, &policy)?;
+                self.written_probs[i] = prob;
             }
         }
-        if let Some(auto) = auto.as_mut() {
-            let achieved = BitRate::from_bps(verdicts.iter().map(|v| v.rate_bps).sum::<f64>() as u64);
-            let now = started.elapsed();
-            let mut new_rate = None;
-            while let Ok(sample) = auto.samples.try_recv() {
-                auto.last_answer = Instant::now();
-                let at = Duration::from_nanos(sample.received_ns.saturating_sub(loop_start_ns));
-                new_rate = auto.controller.on_rtt(at, sample.rtt, achieved).or(new_rate);
-                tracing::debug!(
-                    t_ms = at.as_millis() as u64,
-                    rtt_us = sample.rtt.as_micros() as u64,
-                    achieved_bps = achieved.bps(),
-                    rate_bps = auto.controller.rate().bps(),
-                    "rate probe"
-                );
-            }
-            if auto.last_answer.elapsed() > silence {
-                new_rate = auto.controller.on_silence(now, achieved).or(new_rate);
-            }
-            if let Some(new_link_rate) = new_rate {
-                link_rate = new_link_rate;
-                rate = profile.shaped_rate(link_rate);
-                ns.tc_batch(&htb_tree(&profile, &iface, rate).rate_lines())?;
-                controller.set_link_rate(rate);
-                status.link_rate_bps = link_rate.bps();
-                status.rate_bps = rate.bps();
-                debug!(iface, link_rate = %link_rate, shaped_rate = %rate, "link rate estimate changed");
-            }
+        let achieved = BitRate::from_bps(verdicts.iter().map(|v| v.rate_bps).sum::<f64>() as u64);
+        if let Some(new_link_rate) = self.follow_link_rate(achieved) {
+            self.link_rate = new_link_rate;
+            self.rate = profile.shaped_rate(new_link_rate);
+            Netns::current().tc_batch(&htb_tree(profile, iface, self.rate).rate_lines())?;
+            self.controller.set_link_rate(self.rate);
+            self.state.snapshot.link_rate_bps = self.link_rate.bps();
+            self.state.snapshot.rate_bps = self.rate.bps();
+            debug!(iface, link_rate = %self.link_rate, shaped_rate = %self.rate, "link rate estimate changed");
         }
-        control.congested = u32::from(controller.congested());
-        control.heartbeat_ns = monotonic_ns();
-        datapath.maps.set_control(&control)?;
+        attached.control.congested = u32::from(self.controller.congested());
+        attached.control.heartbeat_ns = monotonic_ns();
+        attached.datapath.maps.set_control(&attached.control)?;
 
-        if last_status.elapsed() >= STATUS_INTERVAL {
-            last_status = Instant::now();
-            let counters = datapath.maps.stats()?;
-            let gateway = datapath.maps.gateway_stats()?;
-            fill_status(&mut status, &counters, &gateway, &lane_classes, &verdicts, controller.congested());
-            if let Err(e) = state::save(&status) {
-                warn!("writing {}: {e}", state::state_path(&iface).display());
+        if self.last_status.elapsed() >= STATUS_INTERVAL {
+            self.last_status = Instant::now();
+            let counters = attached.datapath.maps.stats()?;
+            let gateway = attached.datapath.maps.gateway_stats()?;
+            self.state.owner.heartbeat_ns = attached.control.heartbeat_ns;
+            let congested = self.controller.congested();
+            fill_snapshot(&mut self.state.snapshot, &counters, &gateway, lane_classes, &verdicts, congested);
+            if let Err(e) = self.session.state_dir.save(iface, &self.state) {
+                warn!("writing {}: {e}", self.session.state_dir.path(iface).display());
             }
         }
-        std::thread::sleep(poll);
+        Ok(())
     }
 
-    info!(iface, "shutting down");
-    datapath.detach()?;
-    drop(datapath);
-    installed.undo();
-    drop(session);
-    Ok(())
+    /// With `rate: auto`, the new link-rate estimate, if the probes changed it.
+    fn follow_link_rate(&mut self, achieved: BitRate) -> Option<BitRate> {
+        let auto = self.auto.as_mut()?;
+        let now = self.started.elapsed();
+        let mut new_rate = None;
+        while let Ok(sample) = auto.samples.try_recv() {
+            auto.last_answer = Instant::now();
+            let at = Duration::from_nanos(sample.received_ns.saturating_sub(self.loop_start_ns));
+            new_rate = auto.controller.on_rtt(at, sample.rtt, achieved).or(new_rate);
+            tracing::debug!(
+                t_ms = at.as_millis() as u64,
+                rtt_us = sample.rtt.as_micros() as u64,
+                achieved_bps = achieved.bps(),
+                rate_bps = auto.controller.rate().bps(),
+                "rate probe"
+            );
+        }
+        if auto.last_answer.elapsed() > self.silence {
+            new_rate = auto.controller.on_silence(now, achieved).or(new_rate);
+        }
+        new_rate
+    }
 }
 
 /// The classes of the first `lanes` lanes, in lane order; `None` if any is missing.
@@ -329,19 +538,18 @@ fn lane_classes(classes: &[ClassStats], lanes: usize) -> Option<Vec<ClassStats>>
     (0..lanes).map(|i| classes.iter().find(|c| c.classid == classid(HTB_MAJOR, lane_minor(i))).copied()).collect()
 }
 
-fn fill_status(
-    status: &mut ShaperStatus,
+fn fill_snapshot(
+    snapshot: &mut ShaperSnapshot,
     counters: &[LaneStats],
     gateway: &[LaneStats],
     classes: &[ClassStats],
     verdicts: &[crate::controller::LaneVerdict],
     congested: bool,
 ) {
-    status.congested = congested;
-    status.updated_unix_ms = state::unix_ms();
-    for (i, lane) in status.lanes.iter_mut().enumerate() {
+    snapshot.congested = congested;
+    snapshot.updated_unix_ms = state::unix_ms();
+    for (i, lane) in snapshot.lanes.iter_mut().enumerate() {
         let k = counters[i];
-        let c = classes[i];
         let v = verdicts[i];
         lane.packets = k.packets;
         lane.bytes = k.bytes;
@@ -349,12 +557,19 @@ fn fill_status(
         lane.gateway_packets = gateway[i].packets;
         lane.gateway_drops = gateway[i].early_drops;
         lane.odd_packets = k.odd_packets;
-        lane.queue_drops = c.drops;
-        lane.backlog_bytes = u64::from(c.backlog);
-        lane.backlog_packets = u64::from(c.qlen);
         lane.rate_bps = v.rate_bps;
         lane.queue_delay_ms = v.queue_delay.as_secs_f64() * 1e3;
         lane.drop_probability = v.drop_probability;
+    }
+    overlay_classes(snapshot, classes);
+}
+
+/// Copies the lanes' queue counters from their HTB classes (in lane order).
+fn overlay_classes(snapshot: &mut ShaperSnapshot, classes: &[ClassStats]) {
+    for (lane, c) in snapshot.lanes.iter_mut().zip(classes) {
+        lane.queue_drops = c.drops;
+        lane.backlog_bytes = u64::from(c.backlog);
+        lane.backlog_packets = u64::from(c.qlen);
     }
 }
 
@@ -362,13 +577,14 @@ fn fill_status(
 /// file. Dropped on every way out of the loop, errors included.
 struct Session {
     iface: String,
+    state_dir: StateDir,
     stop_probes: Arc<AtomicBool>,
 }
 
 impl Drop for Session {
     fn drop(&mut self) {
         self.stop_probes.store(true, Ordering::Relaxed);
-        if let Err(e) = state::remove(&self.iface) {
+        if let Err(e) = self.state_dir.remove(&self.iface) {
             warn!("removing the state file of {}: {e}", self.iface);
         }
     }
@@ -404,6 +620,9 @@ pub struct DownReport {
     pub restored_gso: Option<u32>,
     /// A state file was removed.
     pub removed_state: bool,
+    /// The state file was about an interface that is gone (deleted, maybe recreated
+    /// under the same name): removed without restoring anything from it.
+    pub stale_state: bool,
 }
 
 impl std::fmt::Display for DownReport {
@@ -422,7 +641,9 @@ impl std::fmt::Display for DownReport {
         if let Some(gso) = self.restored_gso {
             done.push(format!("restored gso_max_size {gso}"));
         }
-        if self.removed_state {
+        if self.stale_state {
+            done.push("removed the stale state file of a deleted interface (nothing restored from it)".into());
+        } else if self.removed_state {
             done.push("removed the state file".into());
         }
         if done.is_empty() { f.write_str("nothing to remove") } else { f.write_str(&done.join(", ")) }
@@ -440,161 +661,146 @@ impl DownReport {
     }
 }
 
+/// Asks a live daemon to stop (it cleans up after itself) and waits a little.
+fn stop_daemon(iface: &str, owner: &Owner) -> Result<Option<u32>, ShaperError> {
+    if !owner.daemon_alive() || owner.pid == std::process::id() {
+        return Ok(None);
+    }
+    #[allow(unsafe_code)]
+    // SAFETY: kill(2) with a pid from our own state file whose start time matched, and SIGTERM.
+    unsafe {
+        libc::kill(owner.pid as i32, libc::SIGTERM);
+    }
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while owner.daemon_alive() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if owner.daemon_alive() {
+        return Err(ShaperError::AlreadyRunning { iface: iface.to_string(), pid: owner.pid });
+    }
+    Ok(Some(owner.pid))
+}
+
 /// Removes everything Bauxite attached to `iface`; safe to run any number of times,
-/// with or without a daemon, also after the daemon was killed.
+/// with or without a daemon, also after the daemon was killed. Touches only
+/// Bauxite's own tree, and restores settings only from a state about this very
+/// interface (same index); refuses an `htb ba:` root that lacks Bauxite's marker.
 pub fn down(iface: &str) -> Result<DownReport, ShaperError> {
     require_root("`bauxite down` removes qdiscs and eBPF programs")?;
-    ifindex(iface)?;
+    let mut rtnl = open_rtnl()?;
+    let link = find_link(&mut rtnl, iface)?;
+    let state_dir = StateDir::of(&rtnl);
     let ns = Netns::current();
+    let tree = tree_on(&mut rtnl, link.index).map_err(ShaperError::io("reading the root qdisc"))?;
+    if let Tree::Foreign(q) = &tree
+        && q.kind == "htb"
+        && q.major == HTB_MAJOR
+    {
+        return Err(foreign(iface, q.clone()));
+    }
     let mut report = DownReport::default();
-    let previous = match state::load(iface) {
+    let remove_state = |dir: &StateDir| dir.remove(iface).map_err(ShaperError::io("removing the state file"));
+    let previous = match state_dir.load(iface) {
         Ok(previous) => previous,
         Err(e) => {
             warn!("{e}; removing it");
-            state::remove(iface).map_err(ShaperError::io("removing the state file"))?;
+            remove_state(&state_dir)?;
             None
         }
     };
-    if let Some(prev) = &previous
-        && prev.daemon_alive()
-        && prev.pid != std::process::id()
-    {
-        // A live daemon cleans up after itself; ask it to and wait a little.
-        #[allow(unsafe_code)]
-        // SAFETY: kill(2) with a pid read from our own state file and SIGTERM.
-        unsafe {
-            libc::kill(prev.pid as i32, libc::SIGTERM);
+    let previous = match previous {
+        Some(stale) if stale.owner.ifindex != link.index => {
+            // The interface it describes is gone: its daemon (if it still runs) is
+            // Bauxite's and goes too, but nothing of it is restored on this one.
+            report.stopped_daemon = stop_daemon(iface, &stale.owner)?;
+            remove_state(&state_dir)?;
+            report.removed_state = true;
+            report.stale_state = true;
+            None
         }
-        let deadline = Instant::now() + Duration::from_secs(3);
-        while prev.daemon_alive() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if prev.daemon_alive() {
-            return Err(ShaperError::AlreadyRunning { iface: iface.to_string(), pid: prev.pid });
-        }
-        report.stopped_daemon = Some(prev.pid);
+        previous => previous,
+    };
+    if let Some(prev) = &previous {
+        report.stopped_daemon = stop_daemon(iface, &prev.owner)?;
     }
     // tcx links die with their daemon; clsact filters (older kernels) stay.
     if !bauxite_ebpf::kernel_has_tcx() {
         report.removed_filter = bauxite_ebpf::detach_clsact_filter(iface);
     }
-    report.removed_htb = tc::remove_root_if_ours(&ns, iface)?;
+    if tree_on(&mut rtnl, link.index).map_err(ShaperError::io("reading the root qdisc"))? == Tree::Ours {
+        tc::delete_root(&ns, iface)?;
+        report.removed_htb = true;
+    }
     if let Some(prev) = &previous {
-        let current = tc::gso_max_size(&ns, iface)?;
-        if current != prev.original_gso_max_size {
-            tc::set_gso_max_size(&ns, iface, prev.original_gso_max_size)?;
-            report.restored_gso = Some(prev.original_gso_max_size);
+        let current = find_link(&mut rtnl, iface)?.gso_max_size;
+        if current != prev.owner.original_gso_max_size {
+            tc::set_gso_max_size(&ns, iface, prev.owner.original_gso_max_size)?;
+            report.restored_gso = Some(prev.owner.original_gso_max_size);
         }
-        state::remove(iface).map_err(ShaperError::io("removing the state file"))?;
+        remove_state(&state_dir)?;
         report.removed_state = true;
     }
     Ok(report)
 }
 
-/// What `status` shows: the daemon's last snapshot, live queue counters, and
-/// whether anything is left behind by a daemon that is gone.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct StatusReport {
-    /// The interface.
-    pub iface: String,
-    /// `running`, `dead` (killed; leftovers may remain) or `down`.
-    pub daemon: String,
-    /// The last snapshot, with queue counters refreshed from the kernel.
-    pub shaper: Option<ShaperStatus>,
-    /// Bauxite's HTB tree is on the interface.
-    pub htb_installed: bool,
-    /// Age of the snapshot in milliseconds.
-    pub snapshot_age_ms: Option<u64>,
+/// Reads the shaper's state of one interface in-process: the daemon's last
+/// snapshot, checked against the interface and the daemon that are there now, with
+/// queue counters fresh from the kernel. It reads the network namespace of the
+/// thread that created it, from any thread (see [`crate::rtnl`]), and spawns nothing.
+pub struct StatusReader {
+    rtnl: Rtnl,
+    state_dir: StateDir,
+    iface: String,
 }
 
-/// Gathers the status of `iface`.
-pub fn status(iface: &str) -> Result<StatusReport, ShaperError> {
-    let index = ifindex(iface)?;
-    let ns = Netns::current();
-    let htb_installed =
-        matches!(tc::root_qdisc(&ns, iface)?, Some((kind, major)) if kind == "htb" && major == HTB_MAJOR);
-    let mut shaper = state::load(iface).map_err(ShaperError::io("reading the state file"))?;
-    let daemon = match &shaper {
-        Some(s) if s.daemon_alive() => "running",
-        Some(_) => "dead",
-        None if htb_installed => "dead",
-        None => "down",
-    };
-    let snapshot_age_ms = shaper.as_ref().map(|s| s.age().as_millis() as u64);
-    if let Some(s) = shaper.as_mut()
-        && htb_installed
-        && let Ok(classes) = ClassStatsReader::new().and_then(|mut r| r.dump(index))
-        && let Some(lane_classes) = lane_classes(&classes, s.lanes.len())
-    {
-        for (lane, c) in s.lanes.iter_mut().zip(lane_classes) {
-            lane.queue_drops = c.drops;
-            lane.backlog_bytes = u64::from(c.backlog);
-            lane.backlog_packets = u64::from(c.qlen);
-        }
+impl StatusReader {
+    /// A reader of `iface` in the calling thread's network namespace (the interface
+    /// need not exist yet).
+    pub fn new(iface: &str) -> Result<Self, ShaperError> {
+        let rtnl = open_rtnl()?;
+        let state_dir = StateDir::of(&rtnl);
+        Ok(Self { rtnl, state_dir, iface: iface.to_string() })
     }
-    Ok(StatusReport { iface: iface.to_string(), daemon: daemon.into(), shaper, htb_installed, snapshot_age_ms })
-}
 
-impl std::fmt::Display for StatusReport {
-    /// A `tc -s`-like table.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        writeln!(f, "bauxite on {}: daemon {}", self.iface, self.daemon)?;
-        let Some(s) = &self.shaper else {
-            if self.htb_installed {
-                writeln!(
-                    f,
-                    "  Bauxite's HTB tree is still installed; `bauxite down --iface {}` removes it",
-                    self.iface
-                )?;
-            }
-            return Ok(());
+    /// The shaper on the interface now.
+    pub fn read(&mut self) -> Result<ShaperSnapshot, ShaperError> {
+        let iface = self.iface.as_str();
+        let link = find_link(&mut self.rtnl, iface)?;
+        let htb_installed =
+            tree_on(&mut self.rtnl, link.index).map_err(ShaperError::io("reading the root qdisc"))? == Tree::Ours;
+        let state = self
+            .state_dir
+            .load(iface)
+            .map_err(ShaperError::io("reading the state file"))?
+            // A state about another interface of the same name (deleted and
+            // recreated) says nothing about this one.
+            .filter(|s| s.owner.ifindex == link.index);
+        let Some(StateFile { owner, mut snapshot }) = state else {
+            let mut snapshot = ShaperSnapshot::down(iface);
+            snapshot.htb_installed = htb_installed;
+            snapshot.daemon = if htb_installed { DaemonState::Dead } else { DaemonState::Down };
+            return Ok(snapshot);
         };
-        writeln!(
-            f,
-            "  profile {}  link {} ({})  shaped to {}  attach {}  congested {}  episodes {}  snapshot {} ms old",
-            s.profile,
-            BitRate::from_bps(s.link_rate_bps),
-            s.rate_mode,
-            BitRate::from_bps(s.rate_bps),
-            s.attach_mode,
-            if s.congested { "yes" } else { "no" },
-            s.congestion_episodes,
-            self.snapshot_age_ms.unwrap_or(0)
-        )?;
-        if self.daemon == "dead" {
-            writeln!(
-                f,
-                "  the daemon is gone; the classifier has stepped aside; `bauxite down --iface {}` cleans up",
-                self.iface
-            )?;
+        snapshot.lease_renewed_ms_ago = monotonic_ns().saturating_sub(owner.heartbeat_ns) / 1_000_000;
+        snapshot.daemon = if !owner.daemon_alive() {
+            DaemonState::Dead
+        } else if state::process_stopped(owner.pid) || snapshot.lease_renewed_ms_ago > snapshot.lease_ms {
+            DaemonState::Stalled
+        } else {
+            DaemonState::Running
+        };
+        snapshot.htb_installed = htb_installed;
+        if htb_installed
+            && let Ok(classes) = self.rtnl.classes(link.index)
+            && let Some(lane_classes) = lane_classes(&classes, snapshot.lanes.len())
+        {
+            overlay_classes(&mut snapshot, &lane_classes);
         }
-        writeln!(
-            f,
-            "  {:<10} {:>6} {:>10} {:>12} {:>9} {:>9} {:>10} {:>9} {:>9} {:>7}",
-            "lane", "class", "packets", "bytes", "early", "qdrops", "rate", "backlog", "delay_ms", "p_drop"
-        )?;
-        for l in &s.lanes {
-            writeln!(
-                f,
-                "  {:<10} {:>6} {:>10} {:>12} {:>9} {:>9} {:>10} {:>8}b {:>9.2} {:>7.4}",
-                l.name,
-                l.class,
-                l.packets,
-                l.bytes,
-                l.early_drops,
-                l.queue_drops,
-                format!("{:.0}kbit", l.rate_bps / 1e3),
-                l.backlog_bytes,
-                l.queue_delay_ms,
-                l.drop_probability
-            )?;
-        }
-        if let Some(gw) = &s.gateway_iface {
-            writeln!(f, "  XDP gateway on {gw}:")?;
-            for l in &s.lanes {
-                writeln!(f, "  {:<10} {:>10} packets {:>9} dropped early", l.name, l.gateway_packets, l.gateway_drops)?;
-            }
-        }
-        Ok(())
+        Ok(snapshot)
     }
+}
+
+/// The status of `iface` in this thread's network namespace.
+pub fn status(iface: &str) -> Result<ShaperSnapshot, ShaperError> {
+    StatusReader::new(iface)?.read()
 }

@@ -14,15 +14,15 @@
 #![deny(missing_docs)]
 
 pub mod autorate;
-pub mod class_stats;
 pub mod controller;
 pub mod daemon;
 pub mod plan;
 pub mod reflect;
+pub mod rtnl;
 pub mod state;
 pub mod tc;
 
-pub use daemon::{DownReport, StatusReport, UpOptions, down, run_up, status};
+pub use daemon::{DownReport, StatusReader, UpOptions, down, run_up, status};
 
 /// Why the shaper could not do what it was asked. Each names what is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -52,6 +52,26 @@ pub enum ShaperError {
         kind: String,
         /// Its handle.
         handle: String,
+    },
+    /// The interface has an `htb ba:` root that Bauxite did not install.
+    #[error(
+        "{iface} has an `htb ba:` root qdisc that Bauxite did not install (it lacks Bauxite's marker class ba:baba); \
+         Bauxite leaves it alone: remove it yourself if it should go (tc qdisc del dev {iface} root)"
+    )]
+    ForeignBauxiteHandle {
+        /// The interface.
+        iface: String,
+    },
+    /// The interface was deleted or replaced under a running daemon.
+    #[error(
+        "{iface} (index {ifindex}) was deleted or replaced while bauxite up ran on it; \
+         the shaper went with it: start bauxite up again on the new interface"
+    )]
+    InterfaceGone {
+        /// The interface's name.
+        iface: String,
+        /// The index of the interface that went away.
+        ifindex: u32,
     },
     /// The profile is invalid.
     #[error("invalid profile: {0}")]

@@ -1,91 +1,82 @@
 //! The daemon's published state: a JSON file per interface under `/run/bauxite`.
 //!
 //! `status` and `down` read it, also after the daemon was killed: it tells which
-//! interface settings to restore and shows the last counters. It is keyed by the
-//! network namespace too, since `eth0` in one namespace is not `eth0` in another.
+//! interface settings to restore and shows the last counters.
+//!
+//! It is keyed by the network namespace's cookie ([`Rtnl::netns_cookie`]), which the
+//! kernel never reuses (a namespace's inode, which keyed it before, it does), taken
+//! from the reader's own netlink socket rather than from `/proc/self`: a thread placed
+//! in a namespace reads that namespace's state. Inside, [`Owner`] records what the
+//! state is about (the interface's index, the daemon's pid and its start time), and
+//! nothing acts on a state whose owner does not match what is there now.
+//!
+//! Mode: the directory is 0755 and the files 0644, on purpose: a snapshot holds
+//! counters, rates and the profile's name, no secret, and monitoring running as
+//! another user may read it; only root can write there.
 
-use std::path::PathBuf;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
 
+use bauxite_core::ShaperSnapshot;
 use serde::{Deserialize, Serialize};
+
+use crate::rtnl::Rtnl;
 
 /// Where state files live.
 pub const STATE_ROOT: &str = "/run/bauxite";
 
-/// One lane as `status` shows it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct LaneStatus {
-    /// The lane's name.
-    pub name: String,
-    /// Its HTB class (`ba:10`).
-    pub class: String,
-    /// Packets the classifier put in this lane (dropped ones included).
-    pub packets: u64,
-    /// Bytes the classifier put in this lane.
-    pub bytes: u64,
-    /// Packets discarded early by the classifier.
-    pub early_drops: u64,
-    /// Packets the XDP gateway program saw for this lane on the ingress interface.
-    pub gateway_packets: u64,
-    /// Packets the XDP gateway program discarded before they were forwarded.
-    pub gateway_drops: u64,
-    /// Packets dropped by the lane's full queue.
-    pub queue_drops: u64,
-    /// Truncated or unparsable packets that landed here by default.
-    pub odd_packets: u64,
-    /// Departure rate (bit/s).
-    pub rate_bps: f64,
-    /// Bytes waiting.
-    pub backlog_bytes: u64,
-    /// Packets waiting.
-    pub backlog_packets: u64,
-    /// Estimated queue delay (ms).
-    pub queue_delay_ms: f64,
-    /// Early-drop probability in force.
-    pub drop_probability: f64,
-}
-
-/// Everything the daemon publishes about one interface.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ShaperStatus {
-    /// The interface.
-    pub iface: String,
+/// Who wrote a state file and about which interface: what must still hold before
+/// anything acts on it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Owner {
+    /// The index of the interface the daemon shaped. An interface deleted and
+    /// recreated with the same name has a new index.
+    pub ifindex: u32,
     /// The daemon's process id.
     pub pid: u32,
-    /// The profile's name.
-    pub profile: String,
-    /// `fixed` or `auto`.
-    pub rate_mode: String,
-    /// The link's rate (bit/s), configured or estimated.
-    pub link_rate_bps: u64,
-    /// The rate the lanes are shaped to (bit/s): the link rate times the headroom.
-    pub rate_bps: u64,
-    /// `tcx` or `clsact`.
-    pub attach_mode: String,
-    /// The ingress interface of the XDP gateway program, if any.
-    pub gateway_iface: Option<String>,
-    /// Whether the link is congested.
-    pub congested: bool,
-    /// Times the link entered the congested state.
-    pub congestion_episodes: u64,
+    /// The daemon's start time (clock ticks after boot, `/proc/PID/stat` field 22),
+    /// so that a recycled pid is not taken for the daemon.
+    pub pid_start: u64,
     /// The interface's `gso_max_size` before `up` capped it, restored by `down`.
     pub original_gso_max_size: u32,
-    /// Wall-clock time of this snapshot (ms since the Unix epoch).
-    pub updated_unix_ms: u64,
-    /// Lanes, most urgent first.
-    pub lanes: Vec<LaneStatus>,
+    /// CLOCK_MONOTONIC (ns) of the daemon's last lease renewal before the snapshot.
+    pub heartbeat_ns: u64,
 }
 
-impl ShaperStatus {
-    /// How long ago this snapshot was written.
-    pub fn age(&self) -> Duration {
-        Duration::from_millis(unix_ms().saturating_sub(self.updated_unix_ms))
-    }
-
-    /// Whether the process that wrote it still runs.
+impl Owner {
+    /// Whether the process that wrote the state still runs (same pid, same start).
     pub fn daemon_alive(&self) -> bool {
-        std::fs::read_to_string(format!("/proc/{}/cmdline", self.pid)).is_ok_and(|c| c.contains("bauxite"))
+        process_start(self.pid).is_some_and(|start| start == self.pid_start)
     }
+}
+
+/// What the state file holds: whose it is, and the daemon's last snapshot.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StateFile {
+    /// Who wrote it about which interface.
+    pub owner: Owner,
+    /// The daemon's last snapshot (as the daemon saw itself: `running`).
+    pub snapshot: ShaperSnapshot,
+}
+
+/// The start time of process `pid` (clock ticks after boot), if it runs.
+pub fn process_start(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command (which may hold spaces), from field 3 (state) on.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Whether process `pid` is stopped (SIGSTOP) or being traced.
+pub fn process_stopped(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| stat.rfind(')').and_then(|i| stat[i + 2..].chars().next()))
+        .is_some_and(|state| matches!(state, 'T' | 't'))
 }
 
 /// Milliseconds since the Unix epoch.
@@ -93,45 +84,108 @@ pub fn unix_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
-/// This process's network namespace inode, which names its state directory.
-fn netns_id() -> String {
-    std::fs::read_link("/proc/self/ns/net")
-        .ok()
-        .and_then(|p| p.to_str().map(|s| s.trim_start_matches("net:[").trim_end_matches(']').to_string()))
-        .unwrap_or_else(|| "unknown".into())
-}
+/// The state directory of one network namespace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateDir(PathBuf);
 
-/// The state file of `iface` in this network namespace.
-pub fn state_path(iface: &str) -> PathBuf {
-    PathBuf::from(STATE_ROOT).join(netns_id()).join(format!("{iface}.json"))
-}
-
-/// Writes the snapshot atomically (write, then rename), so readers never see half a file.
-pub fn save(status: &ShaperStatus) -> std::io::Result<()> {
-    let path = state_path(&status.iface);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+impl StateDir {
+    /// The directory of the namespace `rtnl` was opened in: named by its cookie, or,
+    /// on kernels before 5.14 that have none, by the opening thread's namespace
+    /// inode (then only [`Owner`]'s checks guard against a reused inode).
+    pub fn of(rtnl: &Rtnl) -> Self {
+        let name = match rtnl.netns_cookie() {
+            Ok(cookie) => format!("netns-cookie-{cookie}"),
+            Err(_) => std::fs::read_link("/proc/thread-self/ns/net")
+                .ok()
+                .and_then(|p| {
+                    p.to_str().map(|s| format!("netns-inode-{}", s.trim_start_matches("net:[").trim_end_matches(']')))
+                })
+                .unwrap_or_else(|| "netns-unknown".into()),
+        };
+        Self::at(Path::new(STATE_ROOT).join(name))
     }
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_vec_pretty(status)?)?;
-    std::fs::rename(tmp, path)
-}
 
-/// The last snapshot for `iface`, if there is one.
-pub fn load(iface: &str) -> std::io::Result<Option<ShaperStatus>> {
-    match std::fs::read(state_path(iface)) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
-            std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {e}", state_path(iface).display()))
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
+    /// A state directory at `path` (tests use a temporary one).
+    pub fn at(path: impl Into<PathBuf>) -> Self {
+        Self(path.into())
+    }
+
+    /// The state file of `iface`.
+    pub fn path(&self, iface: &str) -> PathBuf {
+        self.0.join(format!("{iface}.json"))
+    }
+
+    /// Writes the state atomically (write, then rename), so readers never see half a
+    /// file; mode 0644 whatever the umask (see the module's doc).
+    pub fn save(&self, iface: &str, state: &StateFile) -> std::io::Result<()> {
+        std::fs::DirBuilder::new().recursive(true).mode(0o755).create(&self.0)?;
+        let path = self.path(iface);
+        let tmp = path.with_extension("json.tmp");
+        let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o644).open(&tmp)?;
+        file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+        file.write_all(&serde_json::to_vec_pretty(state)?)?;
+        drop(file);
+        std::fs::rename(tmp, path)
+    }
+
+    /// The state of `iface`, if there is one.
+    pub fn load(&self, iface: &str) -> std::io::Result<Option<StateFile>> {
+        let path = self.path(iface);
+        match std::fs::read(&path) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {e}", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Removes the state file of `iface` (no error if there is none), and the
+    /// directory with it when it is left empty, so none pile up.
+    pub fn remove(&self, iface: &str) -> std::io::Result<()> {
+        match std::fs::remove_file(self.path(iface)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        match std::fs::remove_dir(&self.0) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound && e.raw_os_error() != Some(libc::ENOTEMPTY) => Err(e),
+            _ => Ok(()),
+        }
     }
 }
 
-/// Removes the state file of `iface` (no error if there is none).
-pub fn remove(iface: &str) -> std::io::Result<()> {
-    match std::fs::remove_file(state_path(iface)) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir(name: &str) -> StateDir {
+        StateDir::at(std::env::temp_dir().join(format!("bauxite-state-{}-{name}", std::process::id())).join("ns"))
+    }
+
+    #[test]
+    fn save_load_remove_leaves_no_empty_directory() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = temp_dir("roundtrip");
+        let mut state = StateFile::default();
+        state.owner.ifindex = 7;
+        state.snapshot.iface = "eth0".into();
+        dir.save("eth0", &state).unwrap();
+        let mode = std::fs::metadata(dir.path("eth0")).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644);
+        assert_eq!(dir.load("eth0").unwrap(), Some(state));
+        dir.remove("eth0").unwrap();
+        assert_eq!(dir.load("eth0").unwrap(), None);
+        assert!(!dir.0.exists(), "the emptied directory is removed");
+        dir.remove("eth0").unwrap();
+        std::fs::remove_dir(dir.0.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_recycled_pid_is_not_the_daemon() {
+        let me = std::process::id();
+        let start = process_start(me).expect("our own start time");
+        assert!(Owner { pid: me, pid_start: start, ..Default::default() }.daemon_alive());
+        assert!(!Owner { pid: me, pid_start: start + 1, ..Default::default() }.daemon_alive());
+        assert!(!process_stopped(me));
     }
 }

@@ -8,8 +8,8 @@
 use bauxite_core::BitRate;
 use bauxite_sys::{Netns, SysError};
 
-/// The handle major of every qdisc Bauxite installs as root (`ba:`), which is how
-/// `down` recognises its own and leaves anything else alone.
+/// The handle major of every qdisc Bauxite installs as root (`ba:`); with the
+/// marker class ([`MARKER_MINOR`]) it is how `up` and `down` recognise their own tree.
 pub const HTB_MAJOR: u16 = 0xba;
 /// The minor of the class whose rate is the link rate; every lane is its child.
 pub const LINK_CLASS_MINOR: u16 = 0x1;
@@ -18,6 +18,10 @@ pub const FIRST_LANE_MINOR: u16 = 0x10;
 /// The minor of the pass-through class, HTB's default: packets the classifier did
 /// not steer (because the daemon is gone) go here, at the interface's full speed.
 pub const PASSTHROUGH_MINOR: u16 = 0xff;
+/// The minor of the marker class `ba:baba`: a class no packet is steered to, which
+/// only Bauxite's trees have. A root `htb ba:` without it is an operator's own, and
+/// neither `up` nor `down` touches it.
+pub const MARKER_MINOR: u16 = 0xbaba;
 /// The pass-through class's rate: effectively unlimited.
 pub const PASSTHROUGH_RATE: BitRate = BitRate::from_bps(100_000_000_000);
 
@@ -41,8 +45,8 @@ pub struct HtbLeaf {
     pub limit_packets: u32,
 }
 
-/// An HTB tree: root `ba:`, a link class `ba:1` at `rate`, leaves under it, and the
-/// unshaped pass-through default class `ba:ff`.
+/// An HTB tree: root `ba:`, a link class `ba:1` at `rate`, leaves under it, the
+/// unshaped pass-through default class `ba:ff` and the marker class `ba:baba`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HtbTree {
     /// The interface.
@@ -69,6 +73,9 @@ impl HtbTree {
                 r = PASSTHROUGH_RATE
             ),
         ];
+        lines.push(format!(
+            "class replace dev {dev} parent {major}: classid {major}:{MARKER_MINOR:x} htb rate 8bit ceil 8bit quantum {QUANTUM}"
+        ));
         lines.extend(self.rate_lines());
         for leaf in &self.leaves {
             lines.push(format!(
@@ -102,40 +109,15 @@ impl HtbTree {
     }
 }
 
-/// The root qdisc of `iface`: its kind and handle major, if any.
-pub fn root_qdisc(ns: &Netns, iface: &str) -> Result<Option<(String, u16)>, SysError> {
-    let out = ns.exec("tc", &["qdisc", "show", "dev", iface, "root"])?;
-    // e.g. "qdisc htb ba: root refcnt 2 r2q 10 default 0xff ..."
-    Ok(out.lines().find(|l| l.contains(" root")).and_then(|line| {
-        let mut words = line.split_whitespace().skip(1);
-        let kind = words.next()?.to_string();
-        let handle = words.next()?.trim_end_matches(':');
-        Some((kind, u16::from_str_radix(handle, 16).ok()?))
-    }))
-}
-
-/// Removes the root qdisc of `iface` if it is Bauxite's; returns whether it was.
-pub fn remove_root_if_ours(ns: &Netns, iface: &str) -> Result<bool, SysError> {
-    match root_qdisc(ns, iface)? {
-        Some((kind, major)) if kind == "htb" && major == HTB_MAJOR => {
-            ns.exec("tc", &["qdisc", "del", "dev", iface, "root"])?;
-            Ok(true)
-        }
-        _ => Ok(false),
-    }
+/// Deletes the root qdisc of `iface`. Only for a tree the caller has checked is
+/// Bauxite's (see `daemon::tree_on`): an operator's own `ba:` root is left alone.
+pub fn delete_root(ns: &Netns, iface: &str) -> Result<(), SysError> {
+    ns.exec("tc", &["qdisc", "del", "dev", iface, "root"]).map(|_| ())
 }
 
 /// Sets the largest GSO packet the stack hands to `iface`'s qdisc.
 pub fn set_gso_max_size(ns: &Netns, iface: &str, bytes: u32) -> Result<(), SysError> {
     ns.exec("ip", &["link", "set", "dev", iface, "gso_max_size", &bytes.to_string()]).map(|_| ())
-}
-
-/// Reads `iface`'s `gso_max_size`.
-pub fn gso_max_size(ns: &Netns, iface: &str) -> Result<u32, SysError> {
-    let out = ns.exec("ip", &["-d", "link", "show", "dev", iface])?;
-    out.split_whitespace().skip_while(|w| *w != "gso_max_size").nth(1).and_then(|v| v.parse().ok()).ok_or_else(|| {
-        SysError::UnexpectedOutput { command: format!("ip -d link show dev {iface}"), missing: "gso_max_size".into() }
-    })
 }
 
 #[cfg(test)]
@@ -159,6 +141,7 @@ mod tests {
         let lines = tree().install_lines();
         assert_eq!(lines[0], "qdisc replace dev eth9 root handle ba: htb default ff");
         assert!(lines[1].contains("classid ba:ff htb rate 100gbit"), "{}", lines[1]);
+        assert!(lines[2].contains("parent ba: classid ba:baba htb"), "the marker class: {}", lines[2]);
         assert!(lines.iter().any(|l| l.contains("classid ba:1 htb rate 1500kbit ceil 1500kbit")));
         assert!(lines.iter().any(|l| l.contains("parent ba:1 classid ba:10 htb rate 450kbit ceil 1500kbit prio 0")));
         assert!(lines.iter().any(|l| l.ends_with("parent ba:12 handle 12: pfifo limit 48")));

@@ -2,6 +2,10 @@
 //! Schema, which the recording carries so Foxglove plots the fields without plugins.
 //!
 //! Channel names follow `/bauxite/<part>/<what>`; see [`topic`].
+//!
+//! The shaper's state, on `/bauxite/shaper/state`, is `bauxite_core::ShaperSnapshot`:
+//! the one type the shaper publishes and `bauxite status` prints, recorded as is
+//! (defined in `core` because this crate and the shaper do not depend on each other).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -36,29 +40,6 @@ pub struct LaneCounters {
     pub not_received: u64,
     /// Received bit rate over the interval, bit/s.
     pub bitrate_bps: f64,
-}
-
-/// The shaper's state, on `/bauxite/shaper/state`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ShaperState {
-    /// Whether the shaper runs at all (phase 1 records `false`).
-    pub active: bool,
-    /// Whether the link is congested (bulk discarded early).
-    pub congested: bool,
-    /// The link rate the shaper believes in, bit/s.
-    pub link_rate_bps: u64,
-    /// The bulk lane's early-drop probability.
-    pub bulk_drop_probability: f64,
-    /// Bulk packets discarded early since the shaper started.
-    pub bulk_early_drops: u64,
-}
-
-impl ShaperState {
-    /// No shaper running (the standard stack).
-    pub fn inactive() -> Self {
-        Self { active: false, congested: false, link_rate_bps: 0, bulk_drop_probability: 0.0, bulk_early_drops: 0 }
-    }
 }
 
 /// One delivered video frame, on `/bauxite/video/frames`.

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use bauxite_telemetry::messages::{LaneCounters, LatencySample, PhaseMark, ShaperState, VideoFrame, topic};
+use bauxite_core::{DaemonState, LaneSnapshot, ShaperSnapshot};
+use bauxite_telemetry::messages::{LaneCounters, LatencySample, PhaseMark, VideoFrame, topic};
 use bauxite_telemetry::{Recorder, read};
 
 fn temp(name: &str) -> PathBuf {
@@ -15,7 +16,7 @@ fn temp(name: &str) -> PathBuf {
 fn record(recorder: &mut Recorder, seconds: u64) {
     let latency = recorder.channel::<LatencySample>(&topic("lanes", "critical/latency")).unwrap();
     let counters = recorder.channel::<LaneCounters>(&topic("lanes", "critical/counters")).unwrap();
-    let shaper = recorder.channel::<ShaperState>(&topic("shaper", "state")).unwrap();
+    let shaper = recorder.channel::<ShaperSnapshot>(&topic("shaper", "state")).unwrap();
     let video = recorder.channel::<VideoFrame>(&topic("video", "frames")).unwrap();
     let phase = recorder.channel::<PhaseMark>(&topic("demo", "phase")).unwrap();
     recorder
@@ -30,12 +31,19 @@ fn record(recorder: &mut Recorder, seconds: u64) {
             let c =
                 LaneCounters { lane: "critical".into(), sent: i, received: i, not_received: 0, bitrate_bps: 42_400.0 };
             recorder.write(counters, t, &c).unwrap();
-            let s = ShaperState {
-                active: true,
+            let bulk = LaneSnapshot {
+                name: "bulk".into(),
+                droppable: true,
+                drop_probability: 0.1,
+                early_drops: i,
+                ..Default::default()
+            };
+            let s = ShaperSnapshot {
+                daemon: DaemonState::Running,
                 congested: i > 300,
                 link_rate_bps: 1_500_000,
-                bulk_drop_probability: 0.1,
-                bulk_early_drops: i,
+                lanes: vec![bulk],
+                ..ShaperSnapshot::down("eth0")
             };
             recorder.write(shaper, t, &s).unwrap();
             let f = VideoFrame { frame: i as u32 / 3, key: i % 300 == 0, bytes: 14_000, latency_ms: 30.0 };
