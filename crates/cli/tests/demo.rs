@@ -90,7 +90,12 @@ fn a_short_demo_writes_its_results_and_shows_the_difference() {
             for m in recording.on(topic) {
                 assert!(validator.is_valid(&m.value), "{phase} {topic}: {}", m.value);
             }
-            let fields: Vec<String> = schema["properties"].as_object().unwrap().keys().cloned().collect();
+            let mut fields: Vec<String> = schema["properties"].as_object().unwrap().keys().cloned().collect();
+            // Fields of nested types (`lanes[:]{…}.drop_probability`), by their own name.
+            for def in schema["$defs"].as_object().into_iter().flat_map(|d| d.values()) {
+                let nested = def["properties"].as_object().into_iter().flat_map(|p| p.keys());
+                fields.extend(nested.map(|f| format!(".{f}")));
+            }
             fields_by_topic.insert(topic.clone(), fields);
         }
     }
@@ -106,7 +111,16 @@ fn a_short_demo_writes_its_results_and_shows_the_difference() {
         for path in paths {
             let (topic, field) = path.split_once('.').unwrap_or((path, ""));
             let fields = fields_by_topic.get(topic).unwrap_or_else(|| panic!("{id}: no channel {topic}"));
-            assert!(field.is_empty() || fields.iter().any(|f| f == field), "{id}: {topic} has no field {field}");
+            // `lanes[:]{droppable==true}.drop_probability`: `lanes` here, and
+            // `drop_probability` in the type of its items.
+            let (head, nested) = match field.split_once('[') {
+                Some((head, rest)) => (head, rest.rsplit_once('.').map(|(_, leaf)| format!(".{leaf}"))),
+                None => (field, None),
+            };
+            assert!(head.is_empty() || fields.iter().any(|f| f == head), "{id}: {topic} has no field {field}");
+            if let Some(leaf) = nested {
+                assert!(fields.contains(&leaf), "{id}: {topic} has no nested field {field}");
+            }
         }
     }
 

@@ -292,7 +292,7 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     while monotonic_ns() - drop_ns < 15_000_000_000 {
         let out = bauxite(&tb.robot, &["status", "--iface", ROBOT_IFACE, "--json"]);
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-        let link = json["shaper"]["link_rate_bps"].as_u64().unwrap_or(u64::MAX);
+        let link = json["link_rate_bps"].as_u64().unwrap_or(u64::MAX);
         if reaction.is_none() && link <= 1_500_000 {
             reaction = Some(Duration::from_nanos(monotonic_ns() - drop_ns));
         }
@@ -301,7 +301,7 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     let final_status = bauxite(&tb.robot, &["status", "--iface", ROBOT_IFACE]);
     let final_json: serde_json::Value =
         serde_json::from_slice(&bauxite(&tb.robot, &["status", "--iface", ROBOT_IFACE, "--json"]).stdout).unwrap();
-    let final_estimate = final_json["shaper"]["link_rate_bps"].as_f64().unwrap();
+    let final_estimate = final_json["link_rate_bps"].as_f64().unwrap();
     let result = workload.stop(Duration::from_millis(500)).expect("stop the workload");
     std::fs::remove_file(config).ok();
     std::fs::remove_file(key).ok();
@@ -357,12 +357,12 @@ fn the_xdp_gateway_drops_bulk_before_it_is_forwarded() {
     let summary = Summary::of(&m.latencies_ms);
     let out = bauxite(&tb.link, &["status", "--iface", "to-base", "--json"]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let bulk = &json["shaper"]["lanes"][2];
+    let bulk = &json["lanes"][2];
     eprintln!("gateway: critical {summary} ms, bulk {:.3} Mbit/s; bulk lane {bulk}", m.bulk_bps / 1e6);
-    assert_eq!(json["shaper"]["gateway_iface"], "to-robot");
+    assert_eq!(json["gateway_iface"], "to-robot");
     assert!(bulk["gateway_packets"].as_u64().unwrap() > 100, "the XDP program sees the robot's video");
     assert!(bulk["gateway_drops"].as_u64().unwrap() > 0, "and discards some of it early");
-    assert_eq!(json["shaper"]["lanes"][0]["gateway_drops"], 0, "never critical traffic");
+    assert_eq!(json["lanes"][0]["gateway_drops"], 0, "never critical traffic");
     // 0.1–0.2 ms on a quiet machine; the margin is the loaded-machine one explained above.
     assert!(summary.p99 < 20.0, "critical through the gateway: {summary}");
     assert_eq!(m.lost_in_window, 0, "no critical message lost");

@@ -341,3 +341,47 @@ fn link_events(buffer: &[u8]) -> impl Iterator<Item = LinkEvent> + '_ {
         Some(LinkEvent { kind, index, name })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One `nlmsghdr` + `ifinfomsg` + an `IFLA_IFNAME` attribute, as the kernel sends.
+    fn message(kind: u16, index: u32, name: &str) -> Vec<u8> {
+        let mut attr = Vec::new();
+        let value = [name.as_bytes(), &[0]].concat();
+        attr.extend_from_slice(&((4 + value.len()) as u16).to_ne_bytes());
+        attr.extend_from_slice(&3u16.to_ne_bytes());
+        attr.extend_from_slice(&value);
+        attr.resize(attr.len().next_multiple_of(4), 0);
+        let mut m = vec![0u8; 32];
+        m[0..4].copy_from_slice(&((32 + attr.len()) as u32).to_ne_bytes());
+        m[4..6].copy_from_slice(&kind.to_ne_bytes());
+        m[20..24].copy_from_slice(&index.to_ne_bytes());
+        m.extend_from_slice(&attr);
+        m
+    }
+
+    #[test]
+    fn link_events_tell_a_deleted_or_replaced_interface_from_others() {
+        let events: Vec<_> =
+            link_events(&[message(16, 7, "bx0peer"), message(17, 5, "bx0"), message(16, 6, "bx0")].concat())
+                .map(|e| (e.kind, e.index, e.name))
+                .collect();
+        assert_eq!(events, [(16, 7, Some("bx0peer".into())), (17, 5, Some("bx0".into())), (16, 6, Some("bx0".into()))]);
+        let watch = |index| LinkWatch {
+            socket: Socket::new(NETLINK_ROUTE).unwrap(),
+            buffer: Vec::new(),
+            name: "bx0".into(),
+            index,
+        };
+        let event = |kind, index, name: &str| LinkEvent { kind, index, name: Some(name.into()) };
+        let ours = watch(5);
+        assert!(ours.changes_us(&event(17, 5, "bx0")), "deleted");
+        assert!(ours.changes_us(&event(16, 6, "bx0")), "its name on a new index");
+        assert!(!ours.changes_us(&event(16, 5, "bx0")), "a change of the same interface");
+        assert!(!ours.changes_us(&event(16, 7, "bx0peer")), "another interface");
+        assert!(!ours.changes_us(&event(17, 7, "bx0peer")), "another interface deleted");
+        assert_eq!(link_events(&[1, 2, 3]).count(), 0, "a truncated datagram yields nothing");
+    }
+}

@@ -63,12 +63,17 @@ pub struct StateFile {
     pub snapshot: ShaperSnapshot,
 }
 
-/// The start time of process `pid` (clock ticks after boot), if it runs.
+/// The start time of process `pid` (clock ticks after boot), if it runs (a
+/// zombie, killed but not yet reaped by its parent, does not).
 pub fn process_start(pid: u32) -> Option<u64> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the command (which may hold spaces), from field 3 (state) on.
     let rest = &stat[stat.rfind(')')? + 2..];
-    rest.split_whitespace().nth(19)?.parse().ok()
+    let mut fields = rest.split_whitespace();
+    if matches!(fields.next(), Some("Z" | "X")) {
+        return None;
+    }
+    fields.nth(18)?.parse().ok()
 }
 
 /// Whether process `pid` is stopped (SIGSTOP) or being traced.
