@@ -61,23 +61,53 @@ pub fn parse_profile(text: &str, file: &Path) -> Result<ValidatedProfile, Config
 /// path swapped for a FIFO after the first check cannot block either.
 pub fn read_config(path: &Path) -> Result<String, ConfigError> {
     let error = |message: String| ConfigError { file: path.to_path_buf(), line: None, key: None, message };
-    let cannot_read = |e: std::io::Error| error(format!("cannot read: {e}"));
-    let not_regular = |kind: &str| error(format!("is {kind}, not a regular file; a config must be a file"));
-    let kind = std::fs::metadata(path).map_err(cannot_read)?.file_type();
+    let bytes = read_regular_file(path, MAX_CONFIG_BYTES).map_err(|e| match e {
+        FileReadError::TooLarge { .. } => {
+            error(format!("is larger than {} KiB; a config is a few kilobytes", MAX_CONFIG_BYTES >> 10))
+        }
+        FileReadError::NotRegular(kind) => error(format!("is {kind}, not a regular file; a config must be a file")),
+        e => error(e.to_string()),
+    })?;
+    String::from_utf8(bytes).map_err(|e| error(format!("is not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
+}
+
+/// Why [`read_regular_file`] read nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum FileReadError {
+    /// The file could not be opened or read.
+    #[error("cannot read it")]
+    Io(#[source] std::io::Error),
+    /// Not a regular file (a FIFO would block forever, a device never end).
+    #[error("is {0}, not a regular file")]
+    NotRegular(&'static str),
+    /// More than the caller's limit.
+    #[error("is larger than {max} bytes")]
+    TooLarge {
+        /// The limit.
+        max: u64,
+    },
+}
+
+/// Reads a regular file (or a link to one) of at most `max` bytes, and nothing else:
+/// a FIFO is refused without waiting for its writer, `/dev/zero` without reading it.
+/// Every file Bauxite reads from a user (configs, traces, keys) goes through here.
+pub fn read_regular_file(path: &Path, max: u64) -> Result<Vec<u8>, FileReadError> {
+    let kind = std::fs::metadata(path).map_err(FileReadError::Io)?.file_type();
     if !kind.is_file() {
-        return Err(not_regular(file_kind(kind)));
+        return Err(FileReadError::NotRegular(file_kind(kind)));
     }
-    let file = open_nonblocking(path).map_err(cannot_read)?;
-    let kind = file.metadata().map_err(cannot_read)?.file_type();
+    let file = open_nonblocking(path).map_err(FileReadError::Io)?;
+    // Checked again once open: the path may have been swapped in between.
+    let kind = file.metadata().map_err(FileReadError::Io)?.file_type();
     if !kind.is_file() {
-        return Err(not_regular(file_kind(kind)));
+        return Err(FileReadError::NotRegular(file_kind(kind)));
     }
     let mut bytes = Vec::new();
-    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes).map_err(cannot_read)?;
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(error(format!("is larger than {} KiB; a config is a few kilobytes", MAX_CONFIG_BYTES >> 10)));
+    file.take(max + 1).read_to_end(&mut bytes).map_err(FileReadError::Io)?;
+    if bytes.len() as u64 > max {
+        return Err(FileReadError::TooLarge { max });
     }
-    String::from_utf8(bytes).map_err(|e| error(format!("is not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
+    Ok(bytes)
 }
 
 /// Opens `path` for reading without waiting for a FIFO's writer.

@@ -79,6 +79,8 @@ pub enum Fate {
     },
     /// Still in the link when the emulator stopped.
     InFlight,
+    /// Its TTL ran out at the emulator (a router's drop), after crossing the link.
+    TtlExpired,
 }
 
 /// One packet's record.
@@ -97,8 +99,13 @@ pub struct PacketFate {
 /// Counters per direction.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DirectionCounters {
-    /// Packets read.
+    /// IPv4 packets read (each gets exactly one fate).
     pub arrived: u64,
+    /// Frames read that are not IPv4 packets (too short, or another version): not
+    /// carried, and not counted as arrived.
+    pub not_ipv4: u64,
+    /// Packets whose TTL ran out here: dropped, as a router drops them.
+    pub ttl_expired: u64,
     /// Packets refused by the full queue.
     pub queue_full: u64,
     /// Packets lost on the link.
@@ -313,9 +320,11 @@ impl Emulator {
     /// Puts one received frame into its direction's model.
     fn admit(&mut self, side: usize, frame: &[u8], now: u64) {
         let direction = if side == 0 { Direction::Uplink } else { Direction::Downlink };
-        let counters = self.counters(direction);
-        counters.arrived += 1;
-        let Some(len) = link_len(frame) else { return };
+        let Some(len) = link_len(frame) else {
+            self.counters(direction).not_ipv4 += 1;
+            return;
+        };
+        self.counters(direction).arrived += 1;
         let token = self.next_token;
         self.next_token += 1;
         match self.models[side].enqueue(now, token, len) {
@@ -348,9 +357,12 @@ impl Emulator {
                 self.counters(packet.direction).lost += 1;
                 Fate::Lost { departed_ns: outcome.departed_ns }
             }
+            Some(_) if !route(&mut packet.frame, &self.ports[1 - side]) => {
+                self.counters(packet.direction).ttl_expired += 1;
+                Fate::TtlExpired
+            }
             Some(delivered_ns) => {
                 let out = 1 - side;
-                route(&mut packet.frame, &self.ports[out]);
                 let sent_ns = monotonic_ns();
                 if self.sockets[out].send(&packet.frame).is_err() {
                     self.report.send_errors += 1;
@@ -403,15 +415,16 @@ fn link_len(frame: &[u8]) -> Option<u32> {
 }
 
 /// Forwards a frame as a router would: the next hop's MAC, our own as the source,
-/// TTL minus one with the header checksum updated (RFC 1624).
-fn route(frame: &mut [u8], out: &Port) {
+/// TTL minus one with the header checksum updated (RFC 1624). False when the TTL
+/// has run out: a router drops the packet (without the ICMP it would send).
+fn route(frame: &mut [u8], out: &Port) -> bool {
     let eth = VNET_HDR_LEN;
-    frame[eth..eth + 6].copy_from_slice(&out.peer_mac);
-    frame[eth + 6..eth + 12].copy_from_slice(&out.mac);
     let ip = eth + ETH_HDR_LEN;
     if frame.len() < ip + 20 || frame[ip + 8] <= 1 {
-        return;
+        return false;
     }
+    frame[eth..eth + 6].copy_from_slice(&out.peer_mac);
+    frame[eth + 6..eth + 12].copy_from_slice(&out.mac);
     let old_word = u16::from_be_bytes([frame[ip + 8], frame[ip + 9]]);
     frame[ip + 8] -= 1;
     let new_word = u16::from_be_bytes([frame[ip + 8], frame[ip + 9]]);
@@ -421,6 +434,7 @@ fn route(frame: &mut [u8], out: &Port) {
     sum = (sum & 0xffff) + (sum >> 16);
     sum = (sum & 0xffff) + (sum >> 16);
     frame[ip + 10..ip + 12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+    true
 }
 
 #[cfg(test)]
@@ -452,14 +466,17 @@ mod tests {
     #[test]
     fn routing_rewrites_macs_and_ttl_with_a_valid_checksum() {
         let out = Port { iface: "x".into(), mac: [2, 0, 0, 0, 0, 1], peer_mac: [2, 0, 0, 0, 0, 2] };
-        for ttl in [64u8, 2, 255, 0x80, 1] {
+        for ttl in [64u8, 2, 255, 0x80] {
             let mut f = frame(ttl);
-            route(&mut f, &out);
+            assert!(route(&mut f, &out));
             let ip = VNET_HDR_LEN + ETH_HDR_LEN;
             assert_eq!(&f[VNET_HDR_LEN..VNET_HDR_LEN + 6], &out.peer_mac);
             assert_eq!(&f[VNET_HDR_LEN + 6..VNET_HDR_LEN + 12], &out.mac);
-            assert_eq!(f[ip + 8], if ttl > 1 { ttl - 1 } else { ttl }, "ttl {ttl}");
+            assert_eq!(f[ip + 8], ttl - 1, "ttl {ttl}");
             assert_eq!(ipv4_checksum(&f[ip..ip + 20]), 0, "ttl {ttl}: the header still sums to zero");
+        }
+        for ttl in [1u8, 0] {
+            assert!(!route(&mut frame(ttl), &out), "ttl {ttl}: dropped, as a router would");
         }
     }
 

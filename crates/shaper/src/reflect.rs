@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -52,19 +52,12 @@ impl ProbeKey {
 
     /// Reads a key file: its contents, less trailing whitespace (a final newline).
     pub fn from_file(path: &Path) -> Result<Self, ShaperError> {
+        use bauxite_core::config::{FileReadError, read_regular_file};
         let error = |reason: String, source| ShaperError::ProbeKey { path: path.to_path_buf(), reason, source };
-        let file = std::fs::File::open(path).map_err(|e| error("cannot open it".into(), Some(e)))?;
-        let meta = file.metadata().map_err(|e| error("cannot read it".into(), Some(e)))?;
-        if !meta.is_file() {
-            return Err(error("not a regular file".into(), None));
-        }
-        let mut bytes = Vec::new();
-        file.take(Self::MAX_FILE_LEN + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| error("cannot read it".into(), Some(e)))?;
-        if bytes.len() as u64 > Self::MAX_FILE_LEN {
-            return Err(error(format!("longer than {} bytes", Self::MAX_FILE_LEN), None));
-        }
+        let bytes = read_regular_file(path, Self::MAX_FILE_LEN).map_err(|e| match e {
+            FileReadError::Io(io) => error("cannot read it".into(), Some(io)),
+            other => error(other.to_string(), None),
+        })?;
         let end = bytes.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(0, |i| i + 1);
         Self::new(&bytes[..end]).map_err(|reason| error(reason, None))
     }
@@ -201,7 +194,8 @@ impl SourceLimiter {
     /// Makes room: forgets the buckets that have refilled (a new one starts full too),
     /// or else the least recently seen source.
     fn forget_one(&mut self, now: Duration) {
-        let full_after = Duration::from_secs_f64(self.limit.burst / self.limit.per_second);
+        // A limit of zero answers a second never refills: nothing is forgotten early.
+        let full_after = Duration::try_from_secs_f64(self.limit.burst / self.limit.per_second).unwrap_or(Duration::MAX);
         self.buckets.retain(|_, b| now.saturating_sub(b.last) < full_after);
         if self.buckets.len() >= self.limit.max_sources
             && let Some(oldest) = self.buckets.iter().min_by_key(|(_, b)| b.last).map(|(ip, _)| *ip)
@@ -474,6 +468,17 @@ mod tests {
     }
 
     #[test]
+    fn a_limit_that_never_refills_still_makes_room_for_new_sources() {
+        let mut limiter = SourceLimiter::new(SourceLimit { per_second: 0.0, burst: 1.0, max_sources: 2 });
+        let source = |i: u8| IpAddr::from([10, 0, 0, i]);
+        for i in 0..5 {
+            assert!(limiter.take(source(i), Duration::from_secs(u64::from(i))), "a new source's first answer");
+            assert!(!limiter.take(source(i), Duration::from_secs(u64::from(i))), "and no refill");
+            assert!(limiter.sources() <= 2);
+        }
+    }
+
+    #[test]
     fn with_a_key_only_signed_requests_are_answered_and_replies_are_signed() {
         let key = ProbeKey::new(KEY).unwrap();
         let mut r = Reflector::new(ReflectorOptions { port: 7399, key: Some(key.clone()), ..Default::default() });
@@ -536,8 +541,14 @@ mod tests {
         let short = ProbeKey::from_file(&file).unwrap_err().to_string();
         assert!(short.contains(&file.display().to_string()) && short.contains("at least 16"), "{short}");
         let missing = ProbeKey::from_file(&dir.join("none")).unwrap_err().to_string();
-        assert!(missing.contains("none") && missing.contains("cannot open"), "{missing}");
+        assert!(missing.contains("none") && missing.contains("cannot read"), "{missing}");
         assert!(ProbeKey::from_file(&dir).unwrap_err().to_string().contains("not a regular file"));
+        // A FIFO with no writer is refused at once: opening it to read would wait forever.
+        let fifo = dir.join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+        assert!(made.success());
+        let refused = ProbeKey::from_file(&fifo).unwrap_err().to_string();
+        assert!(refused.contains("a FIFO, not a regular file"), "{refused}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

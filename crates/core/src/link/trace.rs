@@ -53,14 +53,11 @@ impl DeliveryTrace {
     /// Reads a trace file: a regular file of at most [`MAX_TRACE_BYTES`].
     pub fn load(path: &Path) -> Result<Self, TraceError> {
         let error = |message: String| TraceError { file: path.display().to_string(), line: None, message };
-        let meta = std::fs::metadata(path).map_err(|e| error(format!("cannot read: {e}")))?;
-        if !meta.is_file() {
-            return Err(error("not a regular file".into()));
-        }
-        if meta.len() > MAX_TRACE_BYTES {
-            return Err(error(format!("{} bytes, more than the {MAX_TRACE_BYTES} a trace may have", meta.len())));
-        }
-        let text = std::fs::read_to_string(path).map_err(|e| error(format!("cannot read: {e}")))?;
+        let bytes = crate::config::read_regular_file(path, MAX_TRACE_BYTES).map_err(|e| match e {
+            crate::config::FileReadError::Io(io) => error(format!("cannot read: {io}")),
+            other => error(other.to_string()),
+        })?;
+        let text = String::from_utf8(bytes).map_err(|_| error("not text: a trace is lines of milliseconds".into()))?;
         Self::parse(&text).map_err(|e| TraceError { file: path.display().to_string(), ..e })
     }
 
