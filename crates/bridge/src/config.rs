@@ -26,6 +26,7 @@ use std::time::Duration;
 
 use bauxite_core::units::{deserialize_from_str, duration_text};
 use bauxite_core::{ConfigError, format_duration, parse_duration, parse_yaml, read_config};
+use bauxite_metrics::MetricsAddr;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The whole file.
@@ -55,6 +56,26 @@ pub struct BridgeConfig {
     /// Logs and recordings.
     #[serde(default)]
     pub telemetry: TelemetryConfig,
+    /// Serve Prometheus metrics on `/metrics` at this address (`PORT` is loopback's); off when
+    /// absent.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "metrics_text",
+        deserialize_with = "metrics_addr"
+    )]
+    pub metrics: Option<MetricsAddr>,
+}
+
+fn metrics_addr<'de, D: Deserializer<'de>>(d: D) -> Result<Option<MetricsAddr>, D::Error> {
+    deserialize_from_str(d).map(Some)
+}
+
+fn metrics_text<S: serde::Serializer>(addr: &Option<MetricsAddr>, s: S) -> Result<S::Ok, S::Error> {
+    match addr {
+        Some(a) => s.collect_str(a),
+        None => s.serialize_none(),
+    }
 }
 
 /// Which DDS domain, over which interfaces.
@@ -985,6 +1006,8 @@ policy:
             ("diagnostics: {period: 1ns}", "diagnostics.period", "between 10ms and 3600s"),
             ("telemetry: {status_every: 1ns}", "telemetry.status_every", "between 100ms and 3600s"),
             ("dds: {domain_id: 233}", "dds.domain_id", "pass 65535"),
+            ("metrics: example.org:9464", "metrics", "not a metrics address"),
+            ("metrics: 70000", "metrics", "not a metrics address"),
         ];
         let topic = "topics:\n  - {name: /scan, type: sensor_msgs/msg/LaserScan}\n";
         for (section, key, why) in cases {
@@ -1042,6 +1065,15 @@ policy:
         let e = parse_text("topics:\n  - {name: /scan}\n").unwrap_err();
         assert!(e.message.contains("type"), "{e}");
         assert_eq!(e.line, Some(2), "{e}");
+    }
+
+    #[test]
+    fn metrics_are_off_by_default_and_a_bare_port_is_loopback() {
+        assert_eq!(parse_text(GOOD).unwrap().metrics, None);
+        let text = "topics:\n  - {name: /scan, type: sensor_msgs/msg/LaserScan}\nmetrics: 9464\n";
+        let c = parse_text(text).unwrap();
+        assert_eq!(c.metrics.map(|m| m.to_string()).as_deref(), Some("127.0.0.1:9464"));
+        assert_eq!(parse_text(&serde_yaml_ng::to_string(&c).unwrap()).unwrap(), c);
     }
 
     #[test]

@@ -20,7 +20,7 @@
 //! - [`limiter`]: token buckets that hit their rate; [`policy`]: what each path forwards;
 //! - [`supervisor`]: NORMAL / DEGRADED / EMERGENCY from the bridge's own vital signs, reported
 //!   on a ROS 2 diagnostics topic ([`diagnostics`]);
-//! - [`telemetry`]: status lines and the MCAP recording; [`runtime`]: the running bridge;
+//! - [`telemetry`]: status lines and the MCAP recording; [`metrics`]: Prometheus metrics; [`runtime`]: the running bridge;
 //! - [`bench`]: the added-latency, capacity and overhead benchmark.
 //!
 //! The classifier, limiter, policy and supervisor are pure state machines fed with `now`
@@ -35,6 +35,7 @@ pub mod dds;
 pub mod diagnostics;
 pub mod forward;
 pub mod limiter;
+pub mod metrics;
 pub mod policy;
 pub mod probe;
 pub mod queue;
@@ -107,6 +108,9 @@ pub enum BridgeError {
     /// The MCAP recording.
     #[error(transparent)]
     Record(#[from] bauxite_telemetry::RecordError),
+    /// The `/metrics` endpoint.
+    #[error(transparent)]
+    Metrics(#[from] bauxite_metrics::MetricsError),
     /// A file, thread or process operation; the OS error is the source.
     #[error("{what}")]
     Io {

@@ -16,6 +16,7 @@ use crate::classifier::{Classifier, Health};
 use crate::config::BridgeConfig;
 use crate::diagnostics::{DiagnosticStatus, DiagnosticsPublisher, KeyValue, level};
 use crate::forward::{Forwarder, PathStats};
+use crate::metrics::BridgeMetrics;
 use crate::policy::decide;
 use crate::probe::{Answer, Prober};
 use crate::supervisor::{Mode, ModeChange, Supervisor, Vitals};
@@ -41,6 +42,8 @@ pub struct Bridge {
     stop: Arc<AtomicBool>,
     control: Option<JoinHandle<Result<(), BridgeError>>>,
     status: Arc<Mutex<Status>>,
+    /// The `/metrics` endpoint, when configured; closes with the bridge.
+    _metrics_server: Option<bauxite_metrics::MetricsServer>,
 }
 
 /// Counter values at the previous report, to turn totals into per-interval figures.
@@ -63,6 +66,15 @@ impl Bridge {
         // Outputs first: a recording that cannot be written must stop the start before any DDS
         // participant exists (issue 10 #10).
         let recording = config.telemetry.record.as_deref().map(Recording::create).transpose()?;
+        let (metrics, metrics_server) = match config.metrics {
+            Some(addr) => {
+                let mut registry = bauxite_metrics::Registry::default();
+                let topics: Vec<String> = config.topics.iter().map(|t| t.name.clone()).collect();
+                let metrics = BridgeMetrics::register(&mut registry, &topics);
+                (Some(metrics), Some(bauxite_metrics::MetricsServer::start(addr, registry)?))
+            }
+            None => (None, None),
+        };
         let participants = crate::dds::Participants::new(&config.dds)?;
         let mut forwarders = Vec::new();
         for topic in &config.topics {
@@ -102,6 +114,7 @@ impl Bridge {
             prober,
             diagnostics,
             recording,
+            metrics,
             status: status.clone(),
             seen: Vec::new(),
             last_vitals: Vitals::default(),
@@ -117,7 +130,7 @@ impl Bridge {
                 control.run(&thread_stop)
             })
             .map_err(|e| BridgeError::io("starting the control thread", e))?;
-        Ok(Self { id, stop, control: Some(control), status })
+        Ok(Self { id, stop, control: Some(control), status, _metrics_server: metrics_server })
     }
 
     /// The id the bridge's probes carry.
@@ -177,6 +190,7 @@ struct Control {
     supervisor: Supervisor,
     diagnostics: Option<DiagnosticsPublisher>,
     recording: Option<Recording>,
+    metrics: Option<BridgeMetrics>,
     status: Arc<Mutex<Status>>,
     seen: Vec<(Seen, Nanos)>,
     last_vitals: Vitals,
@@ -317,6 +331,9 @@ impl Control {
             );
         }
         let report = ClassifierReport { subscribers: self.classifier.report(), transitions };
+        if let Some(m) = &self.metrics {
+            m.set_subscribers(&report.subscribers);
+        }
         if !report.transitions.is_empty() {
             self.apply_policy();
         }
@@ -381,6 +398,9 @@ impl Control {
                 }
             }
             self.last_reason = c.reason.clone();
+            if let Some(m) = &self.metrics {
+                m.mode_changed();
+            }
             self.apply_policy();
             self.lock_status().mode_changes.push(c.clone());
         }
@@ -389,6 +409,9 @@ impl Control {
             self.publish_diagnostics(now);
         }
         self.lock_status().mode = Some(self.supervisor.mode());
+        if let Some(m) = &self.metrics {
+            m.set_mode(self.supervisor.mode());
+        }
         if let Some(rec) = &mut self.recording {
             let r = SupervisorReport { mode: self.supervisor.mode(), vitals, change };
             rec.supervisor(self.clock.unix_ns(now), &r)?;
@@ -403,12 +426,14 @@ impl Control {
             let secs = (now.saturating_sub(since) as f64 / 1e9).max(1e-9);
             let s = &f.shared;
             let mut next = Seen { received: s.received.load(Ordering::Relaxed), ..seen };
+            let mut latencies_us: [Vec<u32>; 2] = Default::default();
             let mut path = |k: usize, p: &PathStats, topic: &str, overflow_total: u64| {
                 let load = |a: &std::sync::atomic::AtomicU64| a.load(Ordering::Relaxed);
                 let (fw, rl, su, st, er) =
                     (load(&p.forwarded), load(&p.rate_limited), load(&p.suspended), load(&p.stale), load(&p.errors));
                 let overflow = overflow_total + load(&p.abandoned);
-                let lat = percentiles(p.take_latencies());
+                latencies_us[k] = p.take_latencies();
+                let lat = percentiles(latencies_us[k].clone());
                 let r = PathReport {
                     topic: topic.to_string(),
                     rate_hz: (fw - seen.forwarded[k]) as f64 / secs,
@@ -440,6 +465,10 @@ impl Control {
                 noncritical,
                 decision: s.decision(),
             };
+            if let Some(m) = &self.metrics {
+                let [critical_us, noncritical_us] = &latencies_us;
+                m.add_report(&s.name, &report, next.received - seen.received, [critical_us, noncritical_us]);
+            }
             self.seen[i] = (next, now);
             reports.push(report);
         }

@@ -19,6 +19,10 @@ pub struct BridgeArgs {
     /// Record classifier, path and supervisor telemetry to this MCAP file (overrides `telemetry.record`).
     #[arg(long)]
     record: Option<PathBuf>,
+    /// Serve Prometheus metrics on http://ADDR/metrics (overrides `metrics`): PORT listens on
+    /// 127.0.0.1 only; write HOST:PORT to listen elsewhere.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<bauxite_metrics::MetricsAddr>,
     #[command(subcommand)]
     command: Option<BridgeCommand>,
 }
@@ -86,6 +90,9 @@ pub fn run_bridge(args: BridgeArgs) -> Result<()> {
             let mut config = bauxite_bridge::load(&path)?;
             if args.record.is_some() {
                 config.telemetry.record = args.record;
+            }
+            if args.metrics.is_some() {
+                config.metrics = args.metrics;
             }
             let stop = super::stop_on_signals()?;
             let status = bauxite_bridge::run(config, &stop)?;
