@@ -86,7 +86,8 @@ pub fn run(target: &str, tokens: &[&[u8]], budget: Budget, mut check: impl FnMut
     let seeds: Vec<Vec<u8>> = files.iter().map(|(_, bytes)| bytes.clone()).collect();
     let mut attempt = |what: &str, input: &[u8], edits: Option<&Mutation>| {
         if catch_unwind(AssertUnwindSafe(|| check(input, edits))).is_err() {
-            let saved = std::env::temp_dir().join(format!("bauxite-fuzz-{target}-failure.bin"));
+            // Per process: runs in other worktrees must not read or remove each other's.
+            let saved = std::env::temp_dir().join(format!("bauxite-fuzz-{target}-{}.failure", std::process::id()));
             let _ = std::fs::write(&saved, input);
             let shown = &input[..input.len().min(512)];
             panic!(
@@ -249,7 +250,7 @@ mod tests {
         let message = *failure.expect_err("some input holds a `~`").downcast::<String>().unwrap();
         assert!(message.starts_with("fuzz target profile failed on "), "{message}");
         assert!(message.contains("corpus/profile/") || message.contains("BAUXITE_FUZZ_REPLAY="), "{message}");
-        let saved = std::env::temp_dir().join("bauxite-fuzz-profile-failure.bin");
+        let saved = std::env::temp_dir().join(format!("bauxite-fuzz-profile-{}.failure", std::process::id()));
         assert!(std::fs::read(&saved).unwrap().contains(&b'~'), "the failing input is saved");
         std::fs::remove_file(saved).unwrap();
         let quiet = run("profile", &[], Budget { time: Duration::from_secs(60), iterations: 50 }, |_, _| {});
