@@ -47,9 +47,17 @@ pub fn load_profile(path: &Path) -> Result<ValidatedProfile, ConfigError> {
     parse_profile(&read_config(path)?, path)
 }
 
-/// Parses and validates profile YAML; `file` is only used in errors.
+/// Parses and validates profile YAML read from `file`. A relative path in it
+/// (`auto_rate.key_file`) is taken from the file's directory, as a reader of the file
+/// expects, not from wherever the daemon was started.
 pub fn parse_profile(text: &str, file: &Path) -> Result<ValidatedProfile, ConfigError> {
-    let profile: Profile = parse_yaml(text, file)?;
+    let mut profile: Profile = parse_yaml(text, file)?;
+    if let Some(key_file) = profile.auto_rate.key_file.as_mut()
+        && key_file.is_relative()
+        && !key_file.as_os_str().is_empty()
+    {
+        *key_file = file.parent().unwrap_or(Path::new("")).join(&*key_file);
+    }
     profile.validate().map_err(|e| validation_error(e, text, file))
 }
 
@@ -243,6 +251,20 @@ fn list_item(lines: &[&str], section: usize, end: usize, n: usize) -> Option<(us
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_relative_key_file_is_read_from_the_profiles_directory() {
+        let mut robot = Profile::robot();
+        robot.rate = crate::RateSetting::Auto;
+        robot.auto_rate.reflector = Some("10.0.0.2:7399".into());
+        robot.auto_rate.key_file = Some("keys/probe.key".into());
+        let yaml = serde_yaml_ng::to_string(&robot).unwrap();
+        let profile = parse_profile(&yaml, Path::new("/etc/bauxite/wwan0.yaml")).unwrap();
+        assert_eq!(profile.auto_rate.key_file.as_deref(), Some(Path::new("/etc/bauxite/keys/probe.key")));
+        let yaml = yaml.replace("keys/probe.key", "/run/keys/probe.key");
+        let profile = parse_profile(&yaml, Path::new("/etc/bauxite/wwan0.yaml")).unwrap();
+        assert_eq!(profile.auto_rate.key_file.as_deref(), Some(Path::new("/run/keys/probe.key")), "absolute stays");
+    }
 
     const GOOD: &str = "\
 name: test

@@ -14,7 +14,7 @@ use std::collections::VecDeque;
 use std::io::ErrorKind;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
@@ -23,7 +23,7 @@ use bauxite_core::{AutoRatePolicy, BitRate};
 use bauxite_sys::monotonic_ns;
 
 use crate::ShaperError;
-use crate::reflect::{ProbeKey, key_of};
+use crate::reflect::ProbeKey;
 
 /// Probes in the window that decides whether the queue is growing.
 const DETECTION_WINDOW: usize = 4;
@@ -314,18 +314,25 @@ pub struct RttSample {
     pub rtt: Duration,
 }
 
-/// Sends probes ([`Kind::EchoRequest`], signed with the policy's `key_file` if it has
-/// one) to `reflector` every `policy.probe_interval` and reports each answer's RTT on
+/// Probes remembered by their sequence number: a reply must echo the send time the
+/// prober recorded for its number, which an off-path host cannot guess to the
+/// nanosecond, and answers slower than this many probes are not samples anyway.
+const SENT_WINDOW: usize = 256;
+
+/// Sends probes ([`Kind::EchoRequest`], signed with `key` if there is one) to
+/// `reflector` every `policy.probe_interval` and reports each answer's RTT on
 /// `samples`, until `stop`. Runs two threads; returns at once. An answer that is not
-/// a reply, or whose signature fails, is ignored (a reflector without the key shows
-/// up as silence, which a warning explains).
+/// a reply to one of the last [`SENT_WINDOW`] probes (its number and its recorded send
+/// time), or whose signature fails, is ignored (a reflector without the key shows up
+/// as silence, which a warning explains). The key is read by the caller, before
+/// anything is attached ([`crate::reflect::key_of`]).
 pub fn start_prober(
     reflector: SocketAddr,
     policy: &AutoRatePolicy,
+    key: Option<ProbeKey>,
     samples: Sender<RttSample>,
     stop: Arc<AtomicBool>,
 ) -> Result<(), ShaperError> {
-    let key = key_of(policy.key_file.as_ref())?;
     let io = |e| ShaperError::io(format!("starting rate probes to {reflector}"))(e);
     let socket = UdpSocket::bind(if reflector.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }).map_err(io)?;
     socket.connect(reflector).map_err(io)?;
@@ -334,6 +341,8 @@ pub fn start_prober(
     let send_stop = Arc::clone(&stop);
     let send_key = key.clone();
     let interval = policy.probe_interval;
+    let sent: Arc<[AtomicU64; SENT_WINDOW]> = Arc::new(std::array::from_fn(|_| AtomicU64::new(0)));
+    let recorded = Arc::clone(&sent);
     std::thread::spawn(move || {
         let start = Instant::now();
         let mut seq = 0u32;
@@ -341,13 +350,9 @@ pub fn start_prober(
             if let Some(wait) = (start + interval * seq).checked_duration_since(Instant::now()) {
                 std::thread::sleep(wait);
             }
-            let request = probe::Repr {
-                kind: Kind::EchoRequest,
-                tagged: send_key.is_some(),
-                stream: 0,
-                seq,
-                sent_ns: monotonic_ns(),
-            };
+            let sent_ns = monotonic_ns();
+            recorded[seq as usize % SENT_WINDOW].store(sent_ns, Ordering::Relaxed);
+            let request = probe::Repr { kind: Kind::EchoRequest, tagged: send_key.is_some(), stream: 0, seq, sent_ns };
             let mut bytes = request.to_vec(0);
             if let Some(key) = &send_key {
                 key.sign(&mut Packet::new_unchecked(&mut bytes[..]));
@@ -356,12 +361,18 @@ pub fn start_prober(
             seq = seq.wrapping_add(1);
         }
     });
-    std::thread::spawn(move || receive_replies(&socket, key.as_ref(), &samples, &stop));
+    std::thread::spawn(move || receive_replies(&socket, key.as_ref(), &sent, &samples, &stop));
     Ok(())
 }
 
 /// The prober's receiving side: one [`RttSample`] per valid reply.
-fn receive_replies(socket: &UdpSocket, key: Option<&ProbeKey>, samples: &Sender<RttSample>, stop: &AtomicBool) {
+fn receive_replies(
+    socket: &UdpSocket,
+    key: Option<&ProbeKey>,
+    sent: &[AtomicU64; SENT_WINDOW],
+    samples: &Sender<RttSample>,
+    stop: &AtomicBool,
+) {
     let mut buffer = [0u8; 2048];
     let mut warned = false;
     while !stop.load(Ordering::Relaxed) {
@@ -369,7 +380,7 @@ fn receive_replies(socket: &UdpSocket, key: Option<&ProbeKey>, samples: &Sender<
             Ok(n) => {
                 let Ok(packet) = Packet::new_checked(&buffer[..n]) else { continue };
                 let Ok(reply) = probe::Repr::parse(&packet) else { continue };
-                if reply.kind != Kind::EchoReply {
+                if reply.kind != Kind::EchoReply || !answers_a_probe_sent(&reply, sent) {
                     continue;
                 }
                 if let Some(key) = key
@@ -397,11 +408,29 @@ fn receive_replies(socket: &UdpSocket, key: Option<&ProbeKey>, samples: &Sender<
     }
 }
 
+/// Whether `reply` answers a probe this prober sent: its number's recorded send time.
+fn answers_a_probe_sent(reply: &probe::Repr, sent: &[AtomicU64; SENT_WINDOW]) -> bool {
+    reply.sent_ns != 0 && sent[reply.seq as usize % SENT_WINDOW].load(Ordering::Relaxed) == reply.sent_ns
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn only_replies_to_probes_sent_count() {
+        let sent: [AtomicU64; SENT_WINDOW] = std::array::from_fn(|_| AtomicU64::new(0));
+        sent[7].store(123_456_789, Ordering::Relaxed);
+        let reply = |seq, sent_ns| probe::Repr { kind: Kind::EchoReply, tagged: false, stream: 0, seq, sent_ns };
+        assert!(answers_a_probe_sent(&reply(7, 123_456_789), &sent));
+        assert!(!answers_a_probe_sent(&reply(7, 123_456_788), &sent), "a guessed send time");
+        assert!(!answers_a_probe_sent(&reply(8, 123_456_789), &sent), "another probe's number");
+        assert!(!answers_a_probe_sent(&reply(9, 0), &sent), "a number never sent");
+        sent[7].store(999, Ordering::Relaxed); // 256 probes later, the slot is reused
+        assert!(!answers_a_probe_sent(&reply(7, 123_456_789), &sent), "too old");
+    }
 
     fn policy() -> AutoRatePolicy {
         AutoRatePolicy { base_rate: BitRate::from_bps(10_000_000), ..Default::default() }

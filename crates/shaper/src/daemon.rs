@@ -17,6 +17,7 @@ use bauxite_sys::{Netns, monotonic_ns};
 use tracing::{debug, error, info, warn};
 
 use crate::autorate::{self, RateController, RttSample};
+use crate::reflect::{ProbeKey, key_of};
 
 use crate::ShaperError;
 use crate::controller::{Controller, LaneSample, Transition};
@@ -160,6 +161,8 @@ struct Preflight {
     gateway_iface: Option<String>,
     lease: Duration,
     reflector: Option<SocketAddr>,
+    /// The probes' key (`auto_rate.key_file`), read before anything is attached.
+    probe_key: Option<ProbeKey>,
     link: Link,
     state_dir: StateDir,
 }
@@ -172,6 +175,10 @@ fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
     let reflector = match profile.rate {
         RateSetting::Auto => Some(with_probe_rule(&mut profile)?),
         RateSetting::Fixed(_) => None,
+    };
+    let probe_key = match reflector {
+        Some(_) => key_of(profile.auto_rate.key_file.as_ref())?,
+        None => None,
     };
     let mut rtnl = open_rtnl()?;
     let link = find_link(&mut rtnl, &iface)?;
@@ -193,7 +200,7 @@ fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
     // A previous daemon that was killed may have left its tree and settings behind.
     down(&iface)?;
     let link = find_link(&mut rtnl, &iface)?;
-    Ok(Preflight { iface, profile, gateway_iface, lease, reflector, link, state_dir })
+    Ok(Preflight { iface, profile, gateway_iface, lease, reflector, probe_key, link, state_dir })
 }
 
 /// What [`install`] put in place.
@@ -367,7 +374,8 @@ impl<'a> ControlLoop<'a> {
         let auto = match pre.reflector {
             Some(addr) => {
                 let (tx, rx) = std::sync::mpsc::channel();
-                autorate::start_prober(addr, &profile.auto_rate, tx, Arc::clone(&session.stop_probes))?;
+                let key = pre.probe_key.clone();
+                autorate::start_prober(addr, &profile.auto_rate, key, tx, Arc::clone(&session.stop_probes))?;
                 info!(iface = pre.iface, reflector = %addr, "rate: auto, probing the link");
                 Some(AutoRate {
                     controller: RateController::new(&profile.auto_rate).with_headroom(profile.headroom),
