@@ -11,6 +11,7 @@
 #![deny(missing_docs)]
 
 pub mod craft;
+mod lookup;
 pub mod maps;
 
 use std::path::Path;
@@ -22,7 +23,9 @@ use aya::programs::xdp::XdpMode;
 use aya::programs::{SchedClassifier, TestRun, TestRunOptions, Xdp};
 use aya::{Ebpf, EbpfLoader};
 
-pub use maps::{Control, LanePolicy, LaneStats, MAX_LANES, MAX_RULES, Rule, RuleSet, STATS_UNMANAGED};
+pub use maps::{
+    ClassifierTables, Control, LanePolicy, LaneStats, MAX_LANES, MAX_RULES, Rule, RuleSet, STATS_UNMANAGED,
+};
 
 /// The compiled kernel programs.
 static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/bauxite.bpf.o"));
@@ -36,7 +39,7 @@ pub const TC_ACT_UNSPEC: i32 = -1;
 /// `TC_ACT_SHOT`: the classifier discarded the packet.
 pub const TC_ACT_SHOT: i32 = 2;
 
-const MAP_RULES: &str = "bx_rules";
+const MAP_CLASSIFIER: &str = "bx_classifier";
 const MAP_LANES: &str = "bx_lanes";
 const MAP_CONTROL: &str = "bx_control";
 const MAP_STATS: &str = "bx_stats";
@@ -87,7 +90,9 @@ pub enum TcAttachMode {
 
 /// Typed handles to the kernel maps of a loaded [`Datapath`].
 pub struct Maps {
-    rules: Array<MapData, RuleSet>,
+    classifier: Array<MapData, ClassifierTables>,
+    /// The rules last compiled into `classifier` (the kernel keeps only the tables).
+    rules: RuleSet,
     lanes: Array<MapData, LanePolicy>,
     control: Array<MapData, Control>,
     stats: PerCpuArray<MapData, LaneStats>,
@@ -103,7 +108,8 @@ impl Maps {
     fn from_ebpf(ebpf: &mut Ebpf) -> Result<Self, DatapathError> {
         let mut take = |name: &'static str| ebpf.take_map(name).ok_or(DatapathError::MissingMap(name));
         Ok(Self {
-            rules: Array::try_from(take(MAP_RULES)?).map_err(map_err(MAP_RULES))?,
+            classifier: Array::try_from(take(MAP_CLASSIFIER)?).map_err(map_err(MAP_CLASSIFIER))?,
+            rules: RuleSet::default(),
             lanes: Array::try_from(take(MAP_LANES)?).map_err(map_err(MAP_LANES))?,
             control: Array::try_from(take(MAP_CONTROL)?).map_err(map_err(MAP_CONTROL))?,
             stats: PerCpuArray::try_from(take(MAP_STATS)?).map_err(map_err(MAP_STATS))?,
@@ -111,14 +117,20 @@ impl Maps {
         })
     }
 
-    /// Replaces every rule at once.
+    /// Replaces every rule at once: compiles them into the classifier's tables and writes
+    /// those in one map update. (A packet classified while the kernel copies the value in
+    /// may see part of the old tables and part of the new: a lane of either profile, for
+    /// that packet only, as with any non-atomic map update.)
     pub fn set_rules(&mut self, rules: &RuleSet) -> Result<(), DatapathError> {
-        self.rules.set(0, rules, 0).map_err(map_err(MAP_RULES))
+        let tables = ClassifierTables::compile(rules);
+        self.classifier.set(0, tables, 0).map_err(map_err(MAP_CLASSIFIER))?;
+        self.rules = *rules;
+        Ok(())
     }
 
-    /// The rules in force.
+    /// The rules in force: the last ones [`Maps::set_rules`] wrote (none after loading).
     pub fn rules(&self) -> Result<RuleSet, DatapathError> {
-        self.rules.get(&0, 0).map_err(map_err(MAP_RULES))
+        Ok(self.rules)
     }
 
     /// Sets one lane's policy.

@@ -11,6 +11,18 @@ pub const MAX_LANES: usize = 8;
 pub const MAX_RULES: usize = 64;
 /// The stats slot of packets seen while the daemon's lease had expired.
 pub const STATS_UNMANAGED: usize = MAX_LANES;
+/// DSCP values: the size of [`ClassifierTables::dscp_rank`].
+pub const DSCPS: usize = 64;
+/// Port values: the size of each port table.
+pub const PORTS: usize = 65536;
+/// [`ClassifierTables::port_rank`]'s first index for UDP packets.
+pub const PORT_TABLE_UDP: usize = 0;
+/// [`ClassifierTables::port_rank`]'s first index for TCP packets.
+pub const PORT_TABLE_TCP: usize = 1;
+/// [`ClassifierTables::port_rank`]'s second index for the destination port.
+pub const PORT_TABLE_DST: usize = 0;
+/// [`ClassifierTables::port_rank`]'s second index for the source port.
+pub const PORT_TABLE_SRC: usize = 1;
 /// `Rule::kind` of a protocol + port range rule.
 pub const RULE_PORT: u8 = 1;
 /// `Rule::kind` of a DSCP rule.
@@ -20,7 +32,8 @@ pub const SIDE_DST: u8 = 1;
 /// `Rule::side` bit: compare the source port.
 pub const SIDE_SRC: u8 = 2;
 
-/// `struct bx_rule`: one classification rule.
+/// One classification rule, as the shaper writes it. The kernel does not read rules: the
+/// loader compiles a [`RuleSet`] into [`ClassifierTables`] (see `lookup.rs`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Rule {
@@ -40,7 +53,7 @@ pub struct Rule {
     pub lane: u32,
 }
 
-/// `struct bx_ruleset`: every rule, replaced in one map update.
+/// Every rule of a profile, first match first: what [`ClassifierTables::compile`] reads.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RuleSet {
@@ -50,6 +63,23 @@ pub struct RuleSet {
     pub default_lane: u32,
     /// The rules, first match wins.
     pub rules: [Rule; MAX_RULES],
+}
+
+/// `struct bx_classifier`: the rules compiled into tables indexed by what a packet
+/// carries (see `bauxite.h`): 262 276 bytes, one map value, so a profile's rules are
+/// replaced in one map update.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClassifierTables {
+    /// The lane of packets no rule matches.
+    pub default_lane: u32,
+    /// By DSCP: the rank (`MAX_RULES - index`, 0 for none) of the first DSCP rule for it.
+    pub dscp_rank: [u8; DSCPS],
+    /// By rule index: the rule's lane.
+    pub lane_of_rule: [u8; MAX_RULES],
+    /// By [UDP, TCP], [destination, source] and port: the rank of the first port rule
+    /// that matches it.
+    pub port_rank: [[[u8; PORTS]; 2]; 2],
 }
 
 /// `struct bx_lane`: a lane's policy, written by the daemon.
@@ -115,11 +145,24 @@ impl std::ops::Add for LaneStats {
 
 // SAFETY: all of these are `repr(C)` structs of integers with explicit padding fields,
 // so every bit pattern is valid and there are no uninitialised bytes.
-unsafe impl aya::Pod for Rule {}
-unsafe impl aya::Pod for RuleSet {}
+unsafe impl aya::Pod for ClassifierTables {}
 unsafe impl aya::Pod for LanePolicy {}
 unsafe impl aya::Pod for Control {}
 unsafe impl aya::Pod for LaneStats {}
+
+impl ClassifierTables {
+    /// All zero, as a fresh kernel map: no rules, lane 0 for everything. On the heap:
+    /// 256 KiB is too much for a test thread's stack in a debug build.
+    pub fn empty() -> Box<Self> {
+        let mut boxed = Box::<Self>::new_uninit();
+        // SAFETY: `ClassifierTables` is plain integers (`Pod` above), for which all-zero
+        // bytes are a valid value; after `write_bytes` every byte is initialised.
+        unsafe {
+            boxed.as_mut_ptr().write_bytes(0, 1);
+            boxed.assume_init()
+        }
+    }
+}
 
 impl Default for RuleSet {
     fn default() -> Self {

@@ -15,33 +15,25 @@
 #define BX_STATS_UNMANAGED BX_MAX_LANES
 #define BX_STATS_SLOTS (BX_MAX_LANES + 1)
 
-enum bx_rule_kind {
-	BX_RULE_PORT = 1,
-	BX_RULE_DSCP = 2,
-};
+/* The classifier's lookup tables, compiled by the loader (crates/ebpf/src/lookup.rs)
+ * from the profile's rules, first match first. A rule's "rank" is BX_MAX_RULES minus
+ * its index (1 for the last possible rule, BX_MAX_RULES for the first); 0 means "no
+ * rule". Each table entry holds the rank of the first rule that matches that value, so
+ * the first matching rule of a packet is the highest of three ranks (DSCP, destination
+ * port, source port): O(1) work per packet at any rule count, port ranges included.
+ * All zero (a fresh map) means no rules: everything takes lane 0. */
+#define BX_DSCPS 64
+#define BX_PORTS 65536
+#define BX_PORT_TABLE_UDP 0
+#define BX_PORT_TABLE_TCP 1
+#define BX_PORT_TABLE_DST 0
+#define BX_PORT_TABLE_SRC 1
 
-enum bx_port_side {
-	BX_SIDE_DST = 1,
-	BX_SIDE_SRC = 2,
-	BX_SIDE_EITHER = 3,
-};
-
-/* One classification rule; the first matching rule decides the lane. */
-struct bx_rule {
-	__u16 port_first;
-	__u16 port_last;
-	__u8 kind;     /* enum bx_rule_kind */
-	__u8 ip_proto; /* 6, 17, or 0 for either */
-	__u8 side;     /* enum bx_port_side */
-	__u8 dscp;
-	__u32 lane;
-};
-
-/* All rules in one map value, so that a profile is replaced in one update. */
-struct bx_ruleset {
-	__u32 count;
-	__u32 default_lane;
-	struct bx_rule rules[BX_MAX_RULES];
+struct bx_classifier {
+	__u32 default_lane;              /* the lane of packets no rule matches */
+	__u8 dscp_rank[BX_DSCPS];        /* by the packet's DSCP, IPv4 and IPv6 */
+	__u8 lane_of_rule[BX_MAX_RULES]; /* by rule index (BX_MAX_RULES - rank) */
+	__u8 port_rank[2][2][BX_PORTS];  /* [UDP, TCP][destination, source][port] */
 };
 
 /* Per-lane policy, written by the daemon. */

@@ -23,12 +23,13 @@
 #define BX_ETH_P_8021Q 0x8100
 #define BX_ETH_P_8021AD 0x88A8
 
+/* One value, so that a profile's rules are replaced in one map update (256 KiB). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct bx_ruleset);
-} bx_rules SEC(".maps");
+	__type(value, struct bx_classifier);
+} bx_classifier SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -198,37 +199,27 @@ static __always_inline void bx_parse(struct bx_packet *p, void *data, void *data
 	}
 }
 
-static __always_inline int bx_rule_matches(const struct bx_rule *r, const struct bx_packet *p)
-{
-	if (r->kind == BX_RULE_DSCP)
-		return p->ip_version && p->dscp == r->dscp;
-	if (r->kind != BX_RULE_PORT || !p->have_ports)
-		return 0;
-	if (r->ip_proto ? p->ip_proto != r->ip_proto
-			: (p->ip_proto != IPPROTO_UDP && p->ip_proto != IPPROTO_TCP))
-		return 0;
-	int dst = p->dport >= r->port_first && p->dport <= r->port_last;
-	int src = p->sport >= r->port_first && p->sport <= r->port_last;
-	return ((r->side & BX_SIDE_DST) && dst) || ((r->side & BX_SIDE_SRC) && src);
-}
-
-/* The lane of a parsed packet: the first matching rule's, else the default lane. */
+/* The lane of a parsed packet: the first matching rule's, else the default lane.
+ * Three table reads whatever the rules (see struct bx_classifier): the first matching
+ * rule is the one of highest rank among the packet's DSCP and port entries. */
 static __always_inline __u32 bx_lane_of(const struct bx_packet *p)
 {
 	__u32 zero = 0;
-	struct bx_ruleset *set = bpf_map_lookup_elem(&bx_rules, &zero);
-	if (!set)
+	struct bx_classifier *c = bpf_map_lookup_elem(&bx_classifier, &zero);
+	if (!c)
 		return 0;
-	__u32 lane = set->default_lane;
+	__u32 lane = c->default_lane;
 	if (p->ip_version) {
-		for (int i = 0; i < BX_MAX_RULES; i++) {
-			if (i >= set->count)
-				break;
-			if (bx_rule_matches(&set->rules[i], p)) {
-				lane = set->rules[i].lane;
-				break;
-			}
+		__u32 rank = c->dscp_rank[p->dscp & (BX_DSCPS - 1)];
+		if (p->have_ports) { /* only ever set for UDP and TCP */
+			__u32 table = p->ip_proto == IPPROTO_TCP ? BX_PORT_TABLE_TCP : BX_PORT_TABLE_UDP;
+			__u32 dst = c->port_rank[table][BX_PORT_TABLE_DST][p->dport];
+			__u32 src = c->port_rank[table][BX_PORT_TABLE_SRC][p->sport];
+			rank = rank > dst ? rank : dst;
+			rank = rank > src ? rank : src;
 		}
+		if (rank)
+			lane = c->lane_of_rule[(BX_MAX_RULES - rank) & (BX_MAX_RULES - 1)];
 	}
 	return lane < BX_MAX_LANES ? lane : 0;
 }
