@@ -44,23 +44,49 @@ pub fn corpus_dir(target: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("corpus").join(target)
 }
 
-/// How long a target runs on random inputs: `BAUXITE_FUZZ_SECONDS` (default 1), and at most
-/// `BAUXITE_FUZZ_ITERATIONS` random inputs (default unbounded).
+/// How many random inputs a target runs after its corpus, and from which seed.
+///
+/// By default (what `cargo test` and CI run) the same [`Budget::DEFAULT_ITERATIONS`]
+/// inputs from the same seed every time, however fast the machine: a test passes or
+/// fails for its inputs, never by chance. A long run asks for time instead
+/// (`BAUXITE_FUZZ_SECONDS`) and then draws a new seed each run, unless
+/// `BAUXITE_FUZZ_SEED` fixes it; `BAUXITE_FUZZ_ITERATIONS` caps the inputs.
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
     /// Time for random inputs, after the corpus.
     pub time: Duration,
     /// Random inputs at most.
     pub iterations: u64,
+    /// The seed the inputs' seeds are drawn from.
+    pub seed: u64,
 }
 
 impl Budget {
-    /// The budget from the environment, one second by default.
+    /// Random inputs per target in a default run: about a second of the slowest target
+    /// (the MCAP reader) on a quiet machine.
+    pub const DEFAULT_ITERATIONS: u64 = 2000;
+    /// The default runs' seed.
+    pub const DEFAULT_SEED: u64 = 2026;
+
+    /// The budget from the environment (see the type's documentation).
     pub fn from_env() -> Self {
         let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<f64>().ok());
-        Self {
-            time: Duration::from_secs_f64(var("BAUXITE_FUZZ_SECONDS").unwrap_or(1.0).clamp(0.0, 1e9)),
-            iterations: var("BAUXITE_FUZZ_ITERATIONS").map_or(u64::MAX, |n| n as u64),
+        let seed = std::env::var("BAUXITE_FUZZ_SEED").ok().and_then(|s| s.parse().ok());
+        match var("BAUXITE_FUZZ_SECONDS") {
+            None => Self {
+                time: Duration::MAX,
+                iterations: var("BAUXITE_FUZZ_ITERATIONS").map_or(Self::DEFAULT_ITERATIONS, |n| n as u64),
+                seed: seed.unwrap_or(Self::DEFAULT_SEED),
+            },
+            Some(seconds) => Self {
+                time: Duration::from_secs_f64(seconds.clamp(0.0, 1e9)),
+                iterations: var("BAUXITE_FUZZ_ITERATIONS").map_or(u64::MAX, |n| n as u64),
+                seed: seed.unwrap_or_else(|| {
+                    std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(1, |d| d.as_nanos() as u64)
+                }),
+            },
         }
     }
 }
@@ -106,10 +132,7 @@ pub fn run(target: &str, tokens: &[&[u8]], budget: Budget, mut check: impl FnMut
     for (name, bytes) in &files {
         attempt(&format!("corpus/{target}/{name}"), bytes, None);
     }
-    let mut master =
-        Rng::new(std::env::var("BAUXITE_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
-        }));
+    let mut master = Rng::new(budget.seed);
     let mut random = 0;
     while random < budget.iterations && started.elapsed() < budget.time {
         random_case(target, &seeds, tokens, master.next(), &mut attempt);
@@ -245,7 +268,7 @@ mod tests {
 
     #[test]
     fn a_failing_input_is_named_with_its_replay_seed() {
-        let budget = Budget { time: Duration::from_secs(60), iterations: 10_000 };
+        let budget = Budget { time: Duration::from_secs(60), iterations: 10_000, seed: 7 };
         let failure = catch_unwind(|| run("profile", &[], budget, |input, _| assert!(!input.contains(&b'~'))));
         let message = *failure.expect_err("some input holds a `~`").downcast::<String>().unwrap();
         assert!(message.starts_with("fuzz target profile failed on "), "{message}");
@@ -253,9 +276,22 @@ mod tests {
         let saved = std::env::temp_dir().join(format!("bauxite-fuzz-profile-{}.failure", std::process::id()));
         assert!(std::fs::read(&saved).unwrap().contains(&b'~'), "the failing input is saved");
         std::fs::remove_file(saved).unwrap();
-        let quiet = run("profile", &[], Budget { time: Duration::from_secs(60), iterations: 50 }, |_, _| {});
+        let quiet = run("profile", &[], Budget { time: Duration::from_secs(60), iterations: 50, seed: 7 }, |_, _| {});
         assert_eq!(quiet.random, 50);
         assert!(quiet.corpus >= 3);
+    }
+
+    #[test]
+    fn a_default_run_tries_the_same_inputs_every_time() {
+        let inputs = || {
+            let mut seen = Vec::new();
+            let budget = Budget { time: Duration::MAX, iterations: 20, seed: Budget::DEFAULT_SEED };
+            run("profile", &[], budget, |input, _| seen.push(input.to_vec()));
+            seen
+        };
+        let first = inputs();
+        assert!(first.len() > 20, "the corpus and the random inputs");
+        assert_eq!(first, inputs());
     }
 
     #[test]
