@@ -39,6 +39,10 @@ enum Command {
         /// Also drop bulk early at this ingress interface with XDP (forwarding boxes).
         #[arg(long)]
         gateway_iface: Option<String>,
+        /// Serve Prometheus metrics on http://ADDR/metrics: PORT listens on 127.0.0.1 only;
+        /// write HOST:PORT to listen elsewhere.
+        #[arg(long, value_name = "ADDR")]
+        metrics: Option<bauxite_metrics::MetricsAddr>,
     },
     /// The seed-000 reference demo: the standard stack against Bauxite on a link that drops to 1.5 Mbit/s.
     Demo {
@@ -126,6 +130,13 @@ fn load_profile(profile: &str, config: Option<&PathBuf>, rate: Option<RateSettin
     }
 }
 
+/// Serves `iface`'s shaper metrics on `addr` until dropped.
+fn serve_shaper_metrics(iface: &str, addr: bauxite_metrics::MetricsAddr) -> Result<bauxite_metrics::MetricsServer> {
+    let mut registry = bauxite_metrics::Registry::default();
+    bauxite_shaper::metrics::ShaperCollector::new(iface)?.register(&mut registry);
+    Ok(bauxite_metrics::MetricsServer::start(addr, registry)?)
+}
+
 /// A flag set by SIGINT or SIGTERM, for commands that run until told to stop.
 fn stop_on_signals() -> Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
@@ -137,9 +148,10 @@ fn stop_on_signals() -> Result<Arc<AtomicBool>> {
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Up { iface, profile, config, rate, gateway_iface } => {
+        Command::Up { iface, profile, config, rate, gateway_iface, metrics } => {
             let profile = load_profile(&profile, config.as_ref(), rate)?;
             let stop = stop_on_signals()?;
+            let _metrics = metrics.map(|addr| serve_shaper_metrics(&iface, addr)).transpose()?;
             let mut options = bauxite_shaper::UpOptions::new(iface, profile);
             options.gateway_iface = gateway_iface;
             bauxite_shaper::run_up(options, stop)?;

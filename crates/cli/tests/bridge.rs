@@ -12,6 +12,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+mod prometheus;
+use prometheus::{PROMETHEUS, free_port, prom_query, prom_until, prometheus_or_skip};
+
 fn peer_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../bridge/tests/cyclone_peer.py")
 }
@@ -652,74 +655,6 @@ fn a_fifo_or_dev_zero_as_config_is_refused_at_once() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Whether Debian's `prometheus` server is installed; panics under CI=true if not.
-fn prometheus_or_skip(test: &str) -> bool {
-    if Path::new(PROMETHEUS).exists() {
-        return true;
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "{test} needs {PROMETHEUS} (scripts/install-deps installs Debian's prometheus), and CI=true: not a skip"
-        );
-    }
-    eprintln!("skipping {test}: no {PROMETHEUS}; run scripts/install-deps");
-    false
-}
-
-const PROMETHEUS: &str = "/usr/bin/prometheus";
-
-/// A loopback port nobody listens on now (the kernel's pick, released for the child to bind).
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// A plain HTTP/1.0 GET on loopback: the body, if the status is 200.
-fn http_get(port: u16, target: &str) -> Option<String> {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    write!(s, "GET {target} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
-    let mut out = String::new();
-    s.read_to_string(&mut out).ok()?;
-    let (head, body) = out.split_once("\r\n\r\n")?;
-    // Go's server answers an HTTP/1.0 request as HTTP/1.0.
-    head.split_whitespace().nth(1).is_some_and(|code| code == "200").then(|| body.to_string())
-}
-
-/// Percent-encodes a PromQL query for a URL.
-fn url_encode(q: &str) -> String {
-    q.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-' | b'.' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
-}
-
-/// The value of an instant PromQL query that returns one series (None: no series yet).
-fn prom_query(port: u16, query: &str) -> Option<f64> {
-    let body = http_get(port, &format!("/api/v1/query?query={}", url_encode(query)))?;
-    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_else(|e| panic!("{body}: {e}"));
-    assert_eq!(v["status"], "success", "{body}");
-    let result = v["data"]["result"].as_array()?;
-    assert!(result.len() <= 1, "{query}: {body}");
-    result.first()?["value"][1].as_str()?.parse().ok()
-}
-
-/// Waits until `query` has a value satisfying `ok`; returns it.
-fn prom_until(port: u16, query: &str, timeout: Duration, ok: impl Fn(f64) -> bool) -> f64 {
-    let deadline = Instant::now() + timeout;
-    let mut last = None;
-    while Instant::now() < deadline {
-        last = prom_query(port, query);
-        if let Some(v) = last.filter(|&v| ok(v)) {
-            return v;
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
-    panic!("Prometheus: `{query}` is {last:?} after {timeout:?}");
-}
-
 /// Issue 14 item 1: a real Prometheus (Debian's) scrapes `bauxite bridge --metrics` on loopback
 /// every second, and its HTTP API shows the forwarded-samples counter rising while a Cyclone
 /// publisher's samples flow, then holding exactly the number published.
@@ -747,21 +682,9 @@ fn a_real_prometheus_scrapes_the_bridge_and_sees_its_counters_rise() {
     );
     // A bare port serves on loopback only.
     bridge.wait_stderr(&format!("metrics on http://127.0.0.1:{metrics_port}/metrics"), SETTLE);
-    std::fs::write(
-        dir.join("prometheus.yml"),
-        format!(
-            "global: {{scrape_interval: 1s, scrape_timeout: 1s}}\n\
-             scrape_configs:\n  - job_name: bauxite_bridge\n    static_configs:\n      - targets: ['127.0.0.1:{metrics_port}']\n"
-        ),
-    )
-    .unwrap();
-    let _prometheus = Proc::spawn(
-        "prometheus",
-        Command::new(PROMETHEUS)
-            .arg(format!("--config.file={}", dir.join("prometheus.yml").display()))
-            .arg(format!("--storage.tsdb.path={}", dir.join("tsdb").display()))
-            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}")),
-    );
+    let target = format!("127.0.0.1:{metrics_port}");
+    std::fs::write(dir.join("prometheus.yml"), prometheus::scrape_config("bauxite_bridge", &target)).unwrap();
+    let _prometheus = Proc::spawn("prometheus", Command::new(PROMETHEUS).args(prometheus::args(&dir, prom_port)));
     let limit = Duration::from_secs(60);
     prom_until(prom_port, "up{job=\"bauxite_bridge\"}", limit, |v| v == 1.0);
     let forwarded = "bauxite_bridge_samples_forwarded_total{topic=\"/scan\",path=\"critical\"}";

@@ -16,6 +16,7 @@
 pub mod autorate;
 pub mod controller;
 pub mod daemon;
+pub mod metrics;
 pub mod plan;
 pub mod reflect;
 pub mod rtnl;

@@ -1,0 +1,110 @@
+//! Issue 14 item 1 for the shaper: a real Prometheus (Debian's) scrapes `bauxite up --metrics`
+//! inside the robot's network namespace, and its HTTP API shows the critical lane's packet and
+//! byte counters rising while UDP traffic flows through the shaped interface.
+//!
+//! Root (network namespaces, eBPF) and `/usr/bin/prometheus` (`scripts/install-deps`); without
+//! them the test skips, and under `CI=true` it fails instead.
+
+use std::net::UdpSocket;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use bauxite_core::BitRate;
+use bauxite_netlab::testbed::{BASE_ADDR, ROBOT_IFACE};
+use bauxite_netlab::{ChainOptions, ChainTestbed};
+use bauxite_sys::{ChildGuard, Netns, root_or_skip, unique_name};
+
+mod prometheus;
+use prometheus::{PROMETHEUS, free_port, prom_query, prom_until, prometheus_or_skip};
+
+const BIN: &str = env!("CARGO_BIN_EXE_bauxite");
+
+/// Waits until the daemon in `ns` runs (a loaded machine attaches in about a second; 30 s
+/// only bounds a hang).
+fn wait_running(ns: &Netns, daemon: &mut ChildGuard) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = ns.command(BIN, &["status", "--iface", ROBOT_IFACE, "--json"]).output().unwrap();
+        if String::from_utf8_lossy(&out.stdout).contains("\"daemon\": \"running\"") {
+            return;
+        }
+        assert!(daemon.try_wait().unwrap().is_none(), "bauxite up exited: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(Instant::now() < deadline, "bauxite up did not come up");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_real_prometheus_sees_the_shapers_lane_counters_rise_while_traffic_flows() {
+    let test = "shaper_prometheus";
+    if !root_or_skip(test) || !prometheus_or_skip(test) {
+        return;
+    }
+    let tb = ChainTestbed::create(&ChainOptions { rate: BitRate::from_bps(10_000_000), ..Default::default() })
+        .expect("testbed");
+    let (metrics_port, prom_port) = tb.robot.run(|| (free_port(), free_port()));
+    let mut daemon = ChildGuard::new(
+        tb.robot
+            .command(BIN, &["up", "--iface", ROBOT_IFACE, "--rate", "10mbit", "--metrics", &metrics_port.to_string()])
+            .spawn()
+            .expect("start bauxite up"),
+        Duration::from_secs(20),
+    );
+    wait_running(&tb.robot, &mut daemon);
+
+    let dir = std::env::temp_dir().join(unique_name("prometheus"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = format!("127.0.0.1:{metrics_port}");
+    std::fs::write(dir.join("prometheus.yml"), prometheus::scrape_config("bauxite_up", &target)).unwrap();
+    let mut prom = ChildGuard::new(
+        tb.robot
+            .command(PROMETHEUS, &[])
+            .args(prometheus::args(&dir, prom_port))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start prometheus"),
+        Duration::from_secs(10),
+    );
+    // Prometheus and the daemon live in the robot's namespace: so do the queries.
+    let query = |q: &'static str, ok: fn(f64) -> bool| tb.robot.run(move || prom_until(prom_port, q, LIMIT, ok));
+    query("up{job=\"bauxite_up\"}", |v| v == 1.0);
+    query("bauxite_shaper_running{iface=\"to-link\"}", |v| v == 1.0);
+    assert_eq!(query("bauxite_link_rate_bits_per_second", |_| true), 10e6);
+    assert_eq!(query("bauxite_shaped_rate_bits_per_second", |_| true), 9.5e6);
+
+    // Critical UDP (port 7401) at 200 packets a second until told to stop.
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let sender = tb.robot.spawn(move || {
+        let socket = UdpSocket::bind("0.0.0.0:0").unwrap();
+        let mut sent = 0u64;
+        while !flag.load(Ordering::Relaxed) {
+            let _ = socket.send_to(&[0u8; 200], (BASE_ADDR, 7401));
+            sent += 1;
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        sent
+    });
+    let packets = "bauxite_lane_packets_total{iface=\"to-link\",lane=\"critical\"}";
+    let first = query(packets, |v| v > 0.0);
+    let second = tb.robot.run(move || prom_until(prom_port, packets, LIMIT, move |v| v > first));
+    let bytes = query("bauxite_lane_bytes_total{iface=\"to-link\",lane=\"critical\"}", |v| v > 0.0);
+    stop.store(true, Ordering::Relaxed);
+    let sent = sender.join().unwrap();
+    assert!(second < sent as f64, "the rise ({first} → {second}) was seen while {sent} packets were being sent");
+    // The bytes include the IP and UDP headers of each 200-byte payload.
+    assert!(bytes >= 228.0 * first, "{bytes} bytes for at least {first} packets");
+    let rate = tb.robot.run(move || prom_query(prom_port, "rate(bauxite_lane_packets_total{lane=\"critical\"}[5s])"));
+    assert!(rate.is_some(), "Prometheus computes a rate from the counter");
+    query("bauxite_congested{iface=\"to-link\"}", |v| v == 0.0);
+
+    let _ = prom.stop();
+    daemon.stop().expect("stop bauxite up");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// How long Prometheus gets to show a value: it scrapes every second; a minute only bounds a
+/// hang on a loaded machine.
+const LIMIT: Duration = Duration::from_secs(60);

@@ -1,0 +1,249 @@
+//! The shaper's Prometheus metrics (`bauxite up --metrics ADDR`), served by `bauxite-metrics`.
+//!
+//! A [`ShaperCollector`] reads the shaper's snapshot ([`StatusReader`], what `bauxite status`
+//! prints) at each scrape, so every figure is the kernel's own at that moment, with no copy to
+//! keep in step. Names after node_exporter's qdisc collector and Prometheus conventions:
+//!
+//! | metric | labels | what |
+//! |---|---|---|
+//! | `bauxite_lane_packets_total` | iface, lane | packets the classifier put in the lane |
+//! | `bauxite_lane_bytes_total` | iface, lane | their bytes |
+//! | `bauxite_lane_early_drops_total` | iface, lane | packets discarded early while congested |
+//! | `bauxite_lane_queue_drops_total` | iface, lane | packets dropped by the lane's full queue |
+//! | `bauxite_lane_backlog_packets` | iface, lane | packets waiting |
+//! | `bauxite_lane_backlog_bytes` | iface, lane | bytes waiting |
+//! | `bauxite_lane_queue_delay_seconds` | iface, lane | estimated queue delay |
+//! | `bauxite_lane_drop_probability` | iface, lane | the early-drop probability in force |
+//! | `bauxite_congested` | iface | 1 while the link is congested |
+//! | `bauxite_congestion_episodes_total` | iface | congested episodes so far |
+//! | `bauxite_link_rate_bits_per_second` | iface | the link rate (fixed, or the auto estimate) |
+//! | `bauxite_shaped_rate_bits_per_second` | iface | the rate the lanes are shaped to |
+//! | `bauxite_shaper_running` | iface | 1 while a daemon renews its lease (lanes enforced) |
+
+use std::sync::Mutex;
+
+use bauxite_core::{DaemonState, ShaperSnapshot};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Registry;
+
+use crate::StatusReader;
+
+/// Reads the shaper on one interface at each scrape.
+pub struct ShaperCollector {
+    iface: String,
+    reader: Mutex<StatusReader>,
+}
+
+impl std::fmt::Debug for ShaperCollector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShaperCollector").field("iface", &self.iface).finish_non_exhaustive()
+    }
+}
+
+impl ShaperCollector {
+    /// A collector of `iface` in the calling thread's network namespace.
+    pub fn new(iface: &str) -> Result<Self, crate::ShaperError> {
+        Ok(Self { iface: iface.to_string(), reader: Mutex::new(StatusReader::new(iface)?) })
+    }
+
+    /// Registers it (prefix `bauxite`) in `registry`.
+    pub fn register(self, registry: &mut Registry) {
+        registry.sub_registry_with_prefix("bauxite").register_collector(Box::new(self));
+    }
+}
+
+type Labels<'a> = [(&'static str, &'a str)];
+
+/// One family: `name` with one sample per labels and value, as counters or gauges.
+fn family<'a, V, M: EncodeMetric>(
+    encoder: &mut DescriptorEncoder,
+    (name, help, kind): (&str, &str, MetricType),
+    metric: fn(V) -> M,
+    samples: impl IntoIterator<Item = (&'a Labels<'a>, V)>,
+) -> Result<(), std::fmt::Error> {
+    let mut family = encoder.encode_descriptor(name, help, None, kind)?;
+    for (labels, value) in samples {
+        metric(value).encode(family.encode_family(&labels)?)?;
+    }
+    Ok(())
+}
+
+/// Encodes a snapshot (separate from the reading, so tests can feed one).
+pub fn encode_snapshot(s: &ShaperSnapshot, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+    use MetricType::{Counter, Gauge};
+    let iface: &Labels = &[("iface", &s.iface)];
+    let running = s.daemon == DaemonState::Running;
+    family(
+        encoder,
+        ("shaper_running", "1 while a daemon renews its lease and the lanes are enforced", Gauge),
+        ConstGauge::new,
+        [(iface, i64::from(running))],
+    )?;
+    if !running {
+        return Ok(());
+    }
+    family(
+        encoder,
+        ("congested", "1 while the link is congested (bulk lanes dropped early)", Gauge),
+        ConstGauge::new,
+        [(iface, i64::from(s.congested))],
+    )?;
+    family(
+        encoder,
+        ("congestion_episodes", "Congested episodes so far", Counter),
+        ConstCounter::new,
+        [(iface, s.congestion_episodes)],
+    )?;
+    family(
+        encoder,
+        ("link_rate_bits_per_second", "The link rate: fixed, or the auto-rate estimate", Gauge),
+        ConstGauge::new,
+        [(iface, s.link_rate_bps as i64)],
+    )?;
+    family(
+        encoder,
+        ("shaped_rate_bits_per_second", "The rate the lanes are shaped to", Gauge),
+        ConstGauge::new,
+        [(iface, s.rate_bps as i64)],
+    )?;
+    let lanes: Vec<[(&str, &str); 2]> =
+        s.lanes.iter().map(|l| [("iface", s.iface.as_str()), ("lane", l.name.as_str())]).collect();
+    let per_lane =
+        |f: fn(&bauxite_core::LaneSnapshot) -> u64| lanes.iter().zip(&s.lanes).map(move |(k, l)| (&k[..], f(l)));
+    family(
+        encoder,
+        ("lane_packets", "Packets the classifier put in the lane (dropped ones included)", Counter),
+        ConstCounter::new,
+        per_lane(|l| l.packets),
+    )?;
+    family(
+        encoder,
+        ("lane_bytes", "Bytes the classifier put in the lane", Counter),
+        ConstCounter::new,
+        per_lane(|l| l.bytes),
+    )?;
+    family(
+        encoder,
+        ("lane_early_drops", "Packets discarded early by the classifier while congested", Counter),
+        ConstCounter::new,
+        per_lane(|l| l.early_drops),
+    )?;
+    family(
+        encoder,
+        ("lane_queue_drops", "Packets dropped by the lane's full queue", Counter),
+        ConstCounter::new,
+        per_lane(|l| l.queue_drops),
+    )?;
+    let gauge = |f: fn(&bauxite_core::LaneSnapshot) -> u64| per_lane(f).map(|(k, v)| (k, v as i64));
+    family(
+        encoder,
+        ("lane_backlog_packets", "Packets waiting in the lane's queue", Gauge),
+        ConstGauge::new,
+        gauge(|l| l.backlog_packets),
+    )?;
+    family(
+        encoder,
+        ("lane_backlog_bytes", "Bytes waiting in the lane's queue", Gauge),
+        ConstGauge::new,
+        gauge(|l| l.backlog_bytes),
+    )?;
+    let ratio =
+        |f: fn(&bauxite_core::LaneSnapshot) -> f64| lanes.iter().zip(&s.lanes).map(move |(k, l)| (&k[..], f(l)));
+    family(
+        encoder,
+        ("lane_queue_delay_seconds", "Estimated queue delay of the lane", Gauge),
+        ConstGauge::new,
+        ratio(|l| l.queue_delay_ms / 1e3),
+    )?;
+    family(
+        encoder,
+        ("lane_drop_probability", "The early-drop probability in force", Gauge),
+        ConstGauge::new,
+        ratio(|l| l.drop_probability),
+    )
+}
+
+impl Collector for ShaperCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        let snapshot = self.reader.lock().unwrap_or_else(|e| e.into_inner()).read();
+        match snapshot {
+            Ok(s) => encode_snapshot(&s, &mut encoder),
+            Err(e) => {
+                // A failed read is a scrape without lane figures, not a failed scrape.
+                tracing::warn!(iface = self.iface, "reading the shaper for metrics: {e}");
+                encode_snapshot(&ShaperSnapshot::down(self.iface.clone()), &mut encoder)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bauxite_core::LaneSnapshot;
+
+    #[derive(Debug)]
+    struct Fixed(ShaperSnapshot);
+
+    impl Collector for Fixed {
+        fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+            encode_snapshot(&self.0, &mut encoder)
+        }
+    }
+
+    fn text(s: ShaperSnapshot) -> String {
+        let mut registry = Registry::default();
+        registry.sub_registry_with_prefix("bauxite").register_collector(Box::new(Fixed(s)));
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &registry).unwrap();
+        out
+    }
+
+    #[test]
+    fn a_running_shaper_exports_its_lanes_and_rates() {
+        let lane = |name: &str, packets| LaneSnapshot {
+            name: name.into(),
+            packets,
+            bytes: packets * 100,
+            drop_probability: 0.25,
+            queue_delay_ms: 12.0,
+            backlog_packets: 3,
+            ..Default::default()
+        };
+        let s = ShaperSnapshot {
+            iface: "wwan0".into(),
+            daemon: DaemonState::Running,
+            congested: true,
+            link_rate_bps: 1_500_000,
+            rate_bps: 1_425_000,
+            lanes: vec![lane("critical", 7), lane("bulk", 9)],
+            ..ShaperSnapshot::down("wwan0")
+        };
+        let out = text(s);
+        for line in [
+            "# TYPE bauxite_lane_packets counter",
+            "bauxite_lane_packets_total{iface=\"wwan0\",lane=\"critical\"} 7",
+            "bauxite_lane_bytes_total{iface=\"wwan0\",lane=\"bulk\"} 900",
+            "bauxite_lane_backlog_packets{iface=\"wwan0\",lane=\"bulk\"} 3",
+            "bauxite_lane_drop_probability{iface=\"wwan0\",lane=\"bulk\"} 0.25",
+            "bauxite_lane_queue_delay_seconds{iface=\"wwan0\",lane=\"critical\"} 0.012",
+            "bauxite_congested{iface=\"wwan0\"} 1",
+            "bauxite_link_rate_bits_per_second{iface=\"wwan0\"} 1500000",
+            "bauxite_shaped_rate_bits_per_second{iface=\"wwan0\"} 1425000",
+            "bauxite_shaper_running{iface=\"wwan0\"} 1",
+        ] {
+            assert!(out.contains(&format!("{line}\n")), "no `{line}` in:\n{out}");
+        }
+    }
+
+    #[test]
+    fn a_shaper_that_is_not_running_exports_only_that() {
+        let out = text(ShaperSnapshot::down("wwan0"));
+        assert!(out.contains("bauxite_shaper_running{iface=\"wwan0\"} 0\n"), "{out}");
+        assert!(!out.contains("bauxite_lane_"), "{out}");
+    }
+}
