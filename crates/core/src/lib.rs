@@ -2,7 +2,7 @@
 //! form and validation, the units (bit rates, durations) they are written in, the
 //! summary statistics ([`stats`]) every part reports with, the link model
 //! ([`link`]) the emulator and the simulator share, and the one random generator
-//! ([`rng`]).
+//! ([`rng`]), and seed 000's robot workload ([`workload`]).
 //!
 //! No I/O beyond reading a config file and checking an output directory, no async
 //! runtime: the simulator, the shaper and the bridge all build on this.
@@ -20,6 +20,7 @@ pub mod stats;
 pub mod units;
 pub mod validate;
 pub mod wire;
+pub mod workload;
 
 pub use config::{ConfigError, MAX_CONFIG_BYTES, load_profile, parse_profile, parse_yaml, read_config};
 pub use lane::{Dscp, Lane, MAX_LANES, MAX_RULES, Match, PacketKey, PortRange, PortSide, Protocol, Rule};

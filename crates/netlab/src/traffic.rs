@@ -100,7 +100,7 @@ pub fn receive_udp_with(
 /// Linux's default congestion control. Some machines (this project's CI among them)
 /// default to BBR, which keeps a bottleneck's queue short on its own; the seed's
 /// "standard stack" is CUBIC, so generators ask for it explicitly.
-pub const STANDARD_CONGESTION_CONTROL: &str = "cubic";
+pub use bauxite_core::workload::STANDARD_CONGESTION_CONTROL;
 
 /// Sets the TCP congestion control of one connection (`cubic`, `bbr`, `reno`, …).
 /// A kernel without it (and without its module) gets an error that says which

@@ -9,44 +9,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bauxite_core::WireError;
-use bauxite_core::wire::video::{self, HEADER_LEN as FRAME_HEADER_LEN};
+use bauxite_core::wire::video;
 use bauxite_sys::monotonic_ns;
 
-/// The stream's shape.
-#[derive(Clone, Debug)]
-pub struct VideoSpec {
-    /// Mean bit rate of the encoder's output.
-    pub bitrate_bps: f64,
-    /// Frames per second.
-    pub fps: u32,
-    /// A key frame every this many frames.
-    pub keyframe_interval: u32,
-    /// How much larger a key frame is than the others.
-    pub keyframe_ratio: f64,
-    /// Frames the socket may hold unsent before the encoder skips frames.
-    pub max_unsent_frames: f64,
-}
-
-impl Default for VideoSpec {
-    /// The seed's stream: about 3.5 Mbit/s, 30 frames/s, a key frame every second.
-    fn default() -> Self {
-        Self { bitrate_bps: 3.5e6, fps: 30, keyframe_interval: 30, keyframe_ratio: 4.0, max_unsent_frames: 2.0 }
-    }
-}
-
-impl VideoSpec {
-    /// The size in bytes of frame `n` (header included).
-    pub fn frame_size(&self, n: u32) -> usize {
-        let per_interval = self.bitrate_bps / 8.0 * f64::from(self.keyframe_interval) / f64::from(self.fps);
-        let regular = per_interval / (self.keyframe_ratio + f64::from(self.keyframe_interval - 1));
-        let size = if n.is_multiple_of(self.keyframe_interval) { regular * self.keyframe_ratio } else { regular };
-        (size as usize).max(FRAME_HEADER_LEN)
-    }
-
-    fn mean_frame_size(&self) -> f64 {
-        self.bitrate_bps / 8.0 / f64::from(self.fps)
-    }
-}
+pub use bauxite_core::workload::VideoSpec;
 
 /// What the encoder did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -74,7 +40,7 @@ pub fn send_video(mut stream: TcpStream, spec: &VideoSpec, stop: &AtomicBool) ->
     let period = Duration::from_secs_f64(1.0 / f64::from(spec.fps));
     let start = Instant::now();
     let mut log = VideoSendLog::default();
-    let limit = (spec.max_unsent_frames * spec.mean_frame_size()) as usize;
+    let limit = spec.unsent_limit();
     stream.set_write_timeout(Some(Duration::from_millis(200))).expect("set a write timeout");
     while !stop.load(Ordering::Relaxed) {
         let n = log.offered;

@@ -17,60 +17,9 @@ use bauxite_sys::monotonic_ns;
 use crate::NetlabError;
 use crate::testbed::{BASE_ADDR, ChainTestbed};
 use crate::traffic::{self, Arrival, UdpStream};
-use crate::video::{self, FrameArrival, VideoSendLog, VideoSpec};
+use crate::video::{self, FrameArrival, VideoSendLog};
 
-/// One periodic UDP stream of the workload.
-#[derive(Clone, Debug)]
-pub struct StreamSpec {
-    /// What it carries, e.g. `steering`.
-    pub name: String,
-    /// Its destination port (and stream id).
-    pub port: u16,
-    /// Messages per second.
-    pub rate_hz: f64,
-    /// UDP payload bytes.
-    pub size: usize,
-}
-
-/// The whole workload.
-#[derive(Clone, Debug)]
-pub struct WorkloadSpec {
-    /// The UDP streams.
-    pub streams: Vec<StreamSpec>,
-    /// The stream whose newest message the control loop consumes.
-    pub correction_port: u16,
-    /// Control loop ticks per second.
-    pub control_loop_hz: f64,
-    /// Where in its period the control loop ticks, relative to the senders' start. A
-    /// robot's loop runs on its own clock; a fixed phase would bias update delays.
-    pub control_loop_phase: Duration,
-    /// The video.
-    pub video: VideoSpec,
-    /// The video's TCP port.
-    pub video_port: u16,
-    /// The video sender's TCP congestion control.
-    pub congestion_control: String,
-}
-
-impl Default for WorkloadSpec {
-    /// Seed 000's workload.
-    fn default() -> Self {
-        let stream = |name: &str, port, rate_hz, size| StreamSpec { name: name.into(), port, rate_hz, size };
-        Self {
-            streams: vec![
-                stream("navigation", 7400, 20.0, 96),
-                stream("steering", 7401, 50.0, 64),
-                stream("telemetry", 7410, 10.0, 512),
-            ],
-            correction_port: 7400,
-            control_loop_hz: 100.0,
-            control_loop_phase: Duration::ZERO,
-            video: VideoSpec::default(),
-            video_port: 8080,
-            congestion_control: traffic::STANDARD_CONGESTION_CONTROL.into(),
-        }
-    }
-}
+pub use bauxite_core::workload::{StreamSpec, WorkloadSpec};
 
 /// One consumption of a new correction by the control loop.
 #[derive(Clone, Copy, Debug, PartialEq)]
