@@ -25,8 +25,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use bauxite_core::units::{deserialize_from_str, duration_text};
-use bauxite_core::{ConfigError, format_duration, parse_duration, parse_yaml, read_config};
-use bauxite_metrics::MetricsAddr;
+use bauxite_core::{ConfigError, MetricsAddr, format_duration, parse_duration, parse_yaml, read_config};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The whole file.
@@ -58,24 +57,8 @@ pub struct BridgeConfig {
     pub telemetry: TelemetryConfig,
     /// Serve Prometheus metrics on `/metrics` at this address (`PORT` is loopback's); off when
     /// absent.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "metrics_text",
-        deserialize_with = "metrics_addr"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<MetricsAddr>,
-}
-
-fn metrics_addr<'de, D: Deserializer<'de>>(d: D) -> Result<Option<MetricsAddr>, D::Error> {
-    deserialize_from_str(d).map(Some)
-}
-
-fn metrics_text<S: serde::Serializer>(addr: &Option<MetricsAddr>, s: S) -> Result<S::Ok, S::Error> {
-    match addr {
-        Some(a) => s.collect_str(a),
-        None => s.serialize_none(),
-    }
 }
 
 /// Which DDS domain, over which interfaces.

@@ -39,8 +39,8 @@ enum Command {
         /// Also drop bulk early at this ingress interface with XDP (forwarding boxes).
         #[arg(long)]
         gateway_iface: Option<String>,
-        /// Serve Prometheus metrics on http://ADDR/metrics: PORT listens on 127.0.0.1 only;
-        /// write HOST:PORT to listen elsewhere.
+        /// Serve Prometheus metrics on http://ADDR/metrics (overrides the profile's `metrics`):
+        /// PORT listens on 127.0.0.1 only; write HOST:PORT to listen elsewhere.
         #[arg(long, value_name = "ADDR")]
         metrics: Option<bauxite_metrics::MetricsAddr>,
     },
@@ -151,6 +151,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Up { iface, profile, config, rate, gateway_iface, metrics } => {
             let profile = load_profile(&profile, config.as_ref(), rate)?;
             let stop = stop_on_signals()?;
+            let metrics = metrics.or(profile.metrics);
             let _metrics = metrics.map(|addr| serve_shaper_metrics(&iface, addr)).transpose()?;
             let mut options = bauxite_shaper::UpOptions::new(iface, profile);
             options.gateway_iface = gateway_iface;

@@ -1,5 +1,5 @@
-//! Issue 14 item 1 for the shaper: a real Prometheus (Debian's) scrapes `bauxite up --metrics`
-//! inside the robot's network namespace, and its HTTP API shows the critical lane's packet and
+//! Issue 14 item 1 for the shaper: a real Prometheus (Debian's) scrapes `bauxite up` (the
+//! profile's `metrics:` key) inside the robot's network namespace, and its HTTP API shows the critical lane's packet and
 //! byte counters rising while UDP traffic flows through the shaped interface.
 //!
 //! Root (network namespaces, eBPF) and `/usr/bin/prometheus` (`scripts/install-deps`); without
@@ -44,17 +44,21 @@ fn a_real_prometheus_sees_the_shapers_lane_counters_rise_while_traffic_flows() {
     let tb = ChainTestbed::create(&ChainOptions { rate: BitRate::from_bps(10_000_000), ..Default::default() })
         .expect("testbed");
     let (metrics_port, prom_port) = tb.robot.run(|| (free_port(), free_port()));
+    let dir = std::env::temp_dir().join(unique_name("prometheus"));
+    std::fs::create_dir_all(&dir).unwrap();
+    // The profile's `metrics:` key (the bridge's test uses `--metrics`), on loopback.
+    let mut robot = bauxite_core::Profile::robot();
+    robot.metrics = Some(metrics_port.to_string().parse().unwrap());
+    let config = dir.join("robot.yaml");
+    std::fs::write(&config, serde_json::to_string(&robot).unwrap()).unwrap();
     let mut daemon = ChildGuard::new(
         tb.robot
-            .command(BIN, &["up", "--iface", ROBOT_IFACE, "--rate", "10mbit", "--metrics", &metrics_port.to_string()])
+            .command(BIN, &["up", "--iface", ROBOT_IFACE, "--rate", "10mbit", "--config", config.to_str().unwrap()])
             .spawn()
             .expect("start bauxite up"),
         Duration::from_secs(20),
     );
     wait_running(&tb.robot, &mut daemon);
-
-    let dir = std::env::temp_dir().join(unique_name("prometheus"));
-    std::fs::create_dir_all(&dir).unwrap();
     let target = format!("127.0.0.1:{metrics_port}");
     std::fs::write(dir.join("prometheus.yml"), prometheus::scrape_config("bauxite_up", &target)).unwrap();
     let mut prom = ChildGuard::new(

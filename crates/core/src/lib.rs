@@ -11,6 +11,7 @@
 pub mod config;
 pub mod lane;
 pub mod link;
+pub mod metrics_addr;
 pub mod orchestrator;
 pub mod out_dir;
 pub mod profile;
@@ -24,6 +25,7 @@ pub mod workload;
 
 pub use config::{ConfigError, MAX_CONFIG_BYTES, load_profile, parse_profile, parse_yaml, read_config};
 pub use lane::{Dscp, Lane, MAX_LANES, MAX_RULES, Match, PacketKey, PortRange, PortSide, Protocol, Rule};
+pub use metrics_addr::MetricsAddr;
 pub use orchestrator::OrchestratorLane;
 pub use out_dir::{OutDirError, ensure_writable_dir};
 pub use profile::{

@@ -41,6 +41,10 @@ pub struct Profile {
     /// What the protected traffic must achieve; `bauxite audit` checks recordings against it.
     #[serde(default)]
     pub targets: Targets,
+    /// Serve the shaper's Prometheus metrics here (`bauxite up`; `--metrics` overrides);
+    /// off when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<crate::MetricsAddr>,
 }
 
 /// The UDP port `bauxite reflect` listens on unless told otherwise.
@@ -317,6 +321,7 @@ impl Profile {
             early_drop: EarlyDropPolicy::default(),
             auto_rate: AutoRatePolicy::default(),
             targets: Targets::default(),
+            metrics: None,
         }
     }
 
@@ -353,6 +358,7 @@ impl Profile {
             early_drop: EarlyDropPolicy::default(),
             auto_rate: AutoRatePolicy::default(),
             targets: Targets::default(),
+            metrics: None,
         }
     }
 

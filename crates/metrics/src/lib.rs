@@ -13,58 +13,15 @@
 //! configured to.
 #![deny(missing_docs)]
 
-use std::fmt;
 use std::io::{Read, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::str::FromStr;
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+pub use bauxite_core::MetricsAddr;
 pub use prometheus_client::registry::Registry;
-
-/// Where a `/metrics` endpoint listens: `PORT` (loopback), `HOST:PORT` or `[V6]:PORT`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MetricsAddr(SocketAddr);
-
-impl MetricsAddr {
-    /// The socket address.
-    pub fn socket_addr(self) -> SocketAddr {
-        self.0
-    }
-
-    /// Whether only this host can connect (127.0.0.0/8 or ::1).
-    pub fn is_loopback(self) -> bool {
-        self.0.ip().is_loopback()
-    }
-}
-
-impl fmt::Display for MetricsAddr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
-
-impl FromStr for MetricsAddr {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        let s = s.trim();
-        if let Ok(port) = s.parse::<u16>() {
-            return Ok(Self(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)));
-        }
-        if let Some(port) = s.strip_prefix("localhost:") {
-            let port = port.parse::<u16>().map_err(|_| format!("`{s}`: the port must be 0..65535"))?;
-            return Ok(Self(SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), port)));
-        }
-        s.parse::<SocketAddr>().map(Self).map_err(|_| {
-            format!(
-                "`{s}` is not a metrics address: write PORT (loopback), HOST:PORT or [IPV6]:PORT with a numeric host"
-            )
-        })
-    }
-}
 
 /// Why metrics could not be served.
 #[derive(Debug, thiserror::Error)]
@@ -106,7 +63,7 @@ impl MetricsServer {
     /// address cannot be bound, so a daemon can refuse to start.
     pub fn start(addr: MetricsAddr, registry: Registry) -> Result<Self, MetricsError> {
         let bind = |source| MetricsError::Bind { addr, source };
-        let listener = TcpListener::bind(addr.0).map_err(bind)?;
+        let listener = TcpListener::bind(addr.socket_addr()).map_err(bind)?;
         listener.set_nonblocking(true).map_err(bind)?;
         let local = listener.local_addr().map_err(bind)?;
         if !addr.is_loopback() {
@@ -216,20 +173,6 @@ mod tests {
     }
 
     #[test]
-    fn a_bare_port_is_loopback_and_other_hosts_must_be_written_out() {
-        let a: MetricsAddr = "9464".parse().unwrap();
-        assert_eq!(a.socket_addr(), "127.0.0.1:9464".parse().unwrap());
-        assert!(a.is_loopback());
-        assert!("localhost:9464".parse::<MetricsAddr>().unwrap().is_loopback());
-        assert!("[::1]:9464".parse::<MetricsAddr>().unwrap().is_loopback());
-        assert!(!"0.0.0.0:9464".parse::<MetricsAddr>().unwrap().is_loopback());
-        for bad in ["", "70000", "example.org:9464", "127.0.0.1", "localhost:x"] {
-            let e = bad.parse::<MetricsAddr>().unwrap_err();
-            assert!(e.contains(bad.trim()), "{bad}: {e}");
-        }
-    }
-
-    #[test]
     fn serves_the_registry_on_slash_metrics_only() {
         let mut registry = Registry::default();
         let counter = Counter::<u64>::default();
@@ -255,7 +198,7 @@ mod tests {
     #[test]
     fn an_address_in_use_is_an_error_naming_it() {
         let taken = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = MetricsAddr(taken.local_addr().unwrap());
+        let addr: MetricsAddr = taken.local_addr().unwrap().to_string().parse().unwrap();
         let e = MetricsServer::start(addr, Registry::default()).err().expect("in use");
         assert!(e.to_string().contains(&addr.to_string()), "{e}");
         assert!(std::error::Error::source(&e).is_some());
