@@ -100,6 +100,10 @@ enum Command {
         /// the answers; the robot's profile names the same file as `auto_rate.key_file`.
         #[arg(long, value_name = "FILE")]
         key_file: Option<PathBuf>,
+        /// Serve Prometheus metrics (answers, refusals by reason) on http://ADDR/metrics:
+        /// PORT listens on 127.0.0.1 only; write HOST:PORT to listen elsewhere.
+        #[arg(long, value_name = "ADDR")]
+        metrics: Option<bauxite_metrics::MetricsAddr>,
     },
     /// The scheduler simulator (seed 003): one scenario or the whole study.
     #[command(subcommand)]
@@ -157,7 +161,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             options.gateway_iface = gateway_iface;
             bauxite_shaper::run_up(options, stop)?;
         }
-        Command::Reflect { port, bind, allow, key_file } => {
+        Command::Reflect { port, bind, allow, key_file, metrics } => {
             use bauxite_shaper::reflect::{self, ProbeKey, Reflector, ReflectorOptions};
             let key = key_file.as_deref().map(ProbeKey::from_file).transpose()?;
             let socket = reflect::bind_reflector(bind, port)?;
@@ -166,7 +170,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 tracing::warn!(%local, "answering loopback only; pass --bind with the address the robot reaches");
             }
             tracing::info!(%local, signed = key.is_some(), allowed = allow.len(), "reflecting rate probes");
-            let options = ReflectorOptions { port: local.port(), key, allow, ..Default::default() };
+            let mut registry = bauxite_metrics::Registry::default();
+            let counters = metrics.map(|_| bauxite_shaper::metrics::ReflectorMetrics::register(&mut registry));
+            let _metrics = metrics.map(|addr| bauxite_metrics::MetricsServer::start(addr, registry)).transpose()?;
+            let options = ReflectorOptions { port: local.port(), key, allow, metrics: counters, ..Default::default() };
             let stats = reflect::run_reflector(&socket, &mut Reflector::new(options), &*stop_on_signals()?)?;
             tracing::info!(%stats, "reflector stopped");
         }

@@ -3,7 +3,8 @@
 //! byte counters rising while UDP traffic flows through the shaped interface.
 //!
 //! Root (network namespaces, eBPF) and `/usr/bin/prometheus` (`scripts/install-deps`); without
-//! them the test skips, and under `CI=true` it fails instead.
+//! them the test skips, and under `CI=true` it fails instead. Also: `bauxite reflect --metrics`
+//! counts answers and refusals (loopback, no root).
 
 use std::net::UdpSocket;
 use std::sync::Arc;
@@ -112,3 +113,50 @@ fn a_real_prometheus_sees_the_shapers_lane_counters_rise_while_traffic_flows() {
 /// How long Prometheus gets to show a value: it scrapes every second; a minute only bounds a
 /// hang on a loaded machine.
 const LIMIT: Duration = Duration::from_secs(60);
+
+/// `bauxite reflect --metrics PORT` counts what it answers and what it refuses, by reason, on
+/// loopback (no root needed: the reflector listens on 127.0.0.1 by default).
+#[test]
+fn the_reflector_counts_answers_and_refusals() {
+    use bauxite_core::wire::probe::{self, Kind};
+    let metrics_port = free_port();
+    let udp_port = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut reflector = ChildGuard::new(
+        std::process::Command::new(BIN)
+            .args(["reflect", "--port", &udp_port.to_string(), "--metrics", &metrics_port.to_string()])
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start bauxite reflect"),
+        Duration::from_secs(10),
+    );
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    let request = probe::Repr { kind: Kind::EchoRequest, tagged: false, stream: 0, seq: 1, sent_ns: 1 }.to_vec(64);
+    // The reflector may still be starting: send until one answer comes (bounded: 30 s).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut buf = [0u8; 256];
+    loop {
+        client.send_to(&request, ("127.0.0.1", udp_port)).unwrap();
+        if client.recv_from(&mut buf).is_ok() {
+            break;
+        }
+        assert!(reflector.try_wait().unwrap().is_none(), "bauxite reflect exited");
+        assert!(Instant::now() < deadline, "no answer from the reflector");
+    }
+    client.send_to(b"not a probe", ("127.0.0.1", udp_port)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let text = prometheus::http_get(metrics_port, "/metrics").unwrap_or_default();
+        let answered = text.lines().find_map(|l| l.strip_prefix("bauxite_reflector_answered_total "));
+        let malformed =
+            text.lines().find_map(|l| l.strip_prefix("bauxite_reflector_refused_total{reason=\"malformed\"} "));
+        if let (Some(a), Some("1")) = (answered, malformed) {
+            assert!(a.parse::<u64>().unwrap() >= 1, "{text}");
+            assert!(text.contains("bauxite_reflector_refused_total{reason=\"bad_tag\"} 0\n"), "{text}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "metrics never showed the answer and the refusal:\n{text}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    reflector.stop().expect("stop bauxite reflect");
+}

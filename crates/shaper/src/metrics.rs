@@ -19,18 +19,25 @@
 //! | `bauxite_link_rate_bits_per_second` | iface | the link rate (fixed, or the auto estimate) |
 //! | `bauxite_shaped_rate_bits_per_second` | iface | the rate the lanes are shaped to |
 //! | `bauxite_shaper_running` | iface | 1 while a daemon renews its lease (lanes enforced) |
+//!
+//! and, for `bauxite reflect --metrics ADDR`, [`ReflectorMetrics`]:
+//! `bauxite_reflector_answered_total` and `bauxite_reflector_refused_total{reason}` (the
+//! reasons of [`Refusal`]).
 
 use std::sync::Mutex;
 
 use bauxite_core::{DaemonState, ShaperSnapshot};
 use prometheus_client::collector::Collector;
+use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
-use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::counter::{ConstCounter, Counter};
+use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Registry;
 
 use crate::StatusReader;
+use crate::reflect::Refusal;
 
 /// Reads the shaper on one interface at each scrape.
 pub struct ShaperCollector {
@@ -165,6 +172,45 @@ pub fn encode_snapshot(s: &ShaperSnapshot, encoder: &mut DescriptorEncoder) -> R
         ConstGauge::new,
         ratio(|l| l.drop_probability),
     )
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: &'static str,
+}
+
+/// The reflector's answers and refusals (prefix `bauxite_reflector`).
+#[derive(Clone, Debug, Default)]
+pub struct ReflectorMetrics {
+    answered: Counter,
+    refused: Family<ReasonLabels, Counter>,
+}
+
+impl ReflectorMetrics {
+    /// Registers the counters in `registry`, every refusal reason at 0.
+    pub fn register(registry: &mut Registry) -> Self {
+        let m = Self::default();
+        let r = registry.sub_registry_with_prefix("bauxite_reflector");
+        r.register("answered", "Probe requests answered", m.answered.clone());
+        r.register("refused", "Datagrams not answered, by reason", m.refused.clone());
+        for reason in Refusal::ALL {
+            // Only the series is wanted: the guard is dropped at once.
+            drop(m.refused.get_or_create(&ReasonLabels { reason: reason.name() }));
+        }
+        m
+    }
+
+    /// Counts one verdict of [`crate::reflect::Reflector::answer`].
+    pub fn count(&self, verdict: Result<(), Refusal>) {
+        match verdict {
+            Ok(()) => {
+                self.answered.inc();
+            }
+            Err(r) => {
+                self.refused.get_or_create(&ReasonLabels { reason: r.name() }).inc();
+            }
+        }
+    }
 }
 
 impl Collector for ShaperCollector {

@@ -257,6 +257,8 @@ pub struct ReflectorOptions {
     pub allow: Vec<PeerNet>,
     /// Answers per source.
     pub limit: SourceLimit,
+    /// Counts every verdict for `bauxite reflect --metrics`.
+    pub metrics: Option<crate::metrics::ReflectorMetrics>,
 }
 
 /// What the reflector did.
@@ -305,6 +307,9 @@ impl Reflector {
         match verdict {
             Ok(()) => self.stats.answered += 1,
             Err(r) => *self.stats.refused.entry(r).or_default() += 1,
+        }
+        if let Some(m) = &self.options.metrics {
+            m.count(verdict);
         }
         verdict
     }

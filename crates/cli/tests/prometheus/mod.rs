@@ -45,7 +45,7 @@ pub fn free_port() -> u16 {
 }
 
 /// A plain HTTP/1.0 GET on loopback: the body, if the status is 200.
-fn http_get(port: u16, target: &str) -> Option<String> {
+pub fn http_get(port: u16, target: &str) -> Option<String> {
     use std::io::{Read, Write};
     let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
     s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
