@@ -25,7 +25,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use bauxite_core::units::{deserialize_from_str, duration_text};
-use bauxite_core::{ConfigError, MetricsAddr, format_duration, parse_duration, parse_yaml, read_config};
+use bauxite_core::{ConfigError, MetricsAddr, Shown, locate, parse_duration, parse_yaml, read_config, within};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The whole file.
@@ -556,14 +556,11 @@ impl<R: Range> FromStr for InRange<R> {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let v: f64 = s.trim().parse().map_err(|_| format!("`{s}` is not a number"))?;
-        let whole = if R::WHOLE { "a whole number " } else { "" };
-        if (R::MIN..=R::MAX).contains(&v) && !(R::WHOLE && v.fract() != 0.0) {
-            Ok(Self(v, PhantomData))
-        } else {
-            // YAML hands numbers over in full decimal: show 1e-300 as that, not 300 digits.
-            let shown = if v != 0.0 && !(1e-3..1e9).contains(&v.abs()) { format!("{v:e}") } else { s.to_string() };
-            Err(format!("`{shown}` must be {whole}between {} and {}{}", R::MIN, R::MAX, R::WHY))
+        let v = within(v, R::MIN..=R::MAX).map_err(|e| format!("{e}{}", R::WHY))?;
+        if R::WHOLE && v.fract() != 0.0 {
+            return Err(format!("{} is not a whole number", v.shown()));
         }
+        Ok(Self(v, PhantomData))
     }
 }
 
@@ -637,11 +634,7 @@ impl<S: Span> FromStr for InSpan<S> {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let d = parse_duration(s).map_err(|e| e.to_string())?;
-        if (S::MIN..=S::MAX).contains(&d) {
-            Ok(Self(d, PhantomData))
-        } else {
-            Err(format!("`{s}` must be between {} and {}", format_duration(S::MIN), format_duration(S::MAX)))
-        }
+        within(d, S::MIN..=S::MAX).map(|d| Self(d, PhantomData))
     }
 }
 
@@ -690,14 +683,21 @@ fn type_name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 /// A relation between values that does not hold; located in the text afterwards.
 struct Invalid {
     key: String,
-    /// Text on the offending line, to find it.
-    needle: String,
+    /// The offending value as the file writes it, when the key alone may not find its line
+    /// (a key written on several lines).
+    value: Option<String>,
     message: String,
 }
 
 impl Invalid {
-    fn new(key: impl Into<String>, needle: impl Into<String>, message: impl fmt::Display) -> Self {
-        Self { key: key.into(), needle: needle.into(), message: message.to_string() }
+    fn new(key: impl Into<String>, message: impl fmt::Display) -> Self {
+        Self { key: key.into(), value: None, message: message.to_string() }
+    }
+
+    /// Located by its value too.
+    fn with_value(mut self, value: impl Into<String>) -> Self {
+        self.value = Some(value.into());
+        self
     }
 }
 
@@ -716,7 +716,7 @@ impl BridgeConfig {
     /// bridge's own probe, reply and diagnostics topics).
     fn check_topics(&self) -> Result<(), Invalid> {
         if self.topics.is_empty() {
-            return Err(Invalid::new("topics", "topics:", "at least one topic is needed"));
+            return Err(Invalid::new("topics", "at least one topic is needed"));
         }
         let mut dds_names = std::collections::BTreeSet::new();
         dds_names.insert(ros2_topic(&self.classifier.probe_topic));
@@ -726,9 +726,9 @@ impl BridgeConfig {
             if t.ros2 && !t.type_name.contains('/') {
                 return Err(Invalid::new(
                     format!("topics[{i}].type"),
-                    &t.type_name,
                     format!("`{}` is not a ROS 2 type (`pkg/msg/Type`); set `ros2: false` for DDS names", t.type_name),
-                ));
+                )
+                .with_value(&t.type_name));
             }
             for (what, name, dds) in [
                 ("name", t.name.clone(), t.dds_input()),
@@ -736,12 +736,8 @@ impl BridgeConfig {
                 ("noncritical", t.noncritical_name(), t.dds_noncritical()),
             ] {
                 if !dds_names.insert(dds.clone()) {
-                    let needle = if what == "name" { t.name.clone() } else { format!("{what}:") };
-                    return Err(Invalid::new(
-                        format!("topics[{i}].{what}"),
-                        needle,
-                        format!("`{name}` ({dds}) is used twice"),
-                    ));
+                    let e = Invalid::new(format!("topics[{i}].{what}"), format!("`{name}` ({dds}) is used twice"));
+                    return Err(e.with_value(name));
                 }
             }
         }
@@ -755,17 +751,17 @@ impl BridgeConfig {
             if !names.insert(&s.name) {
                 return Err(Invalid::new(
                     format!("subscribers[{i}].name"),
-                    &s.name,
                     format!("subscriber `{}` is listed twice", s.name),
-                ));
+                )
+                .with_value(&s.name));
             }
             for topic in s.topics.iter().flatten() {
                 if !self.topics.iter().any(|t| &t.name == topic) {
                     return Err(Invalid::new(
                         format!("subscribers[{i}].topics"),
-                        topic,
                         format!("`{topic}` is not one of the bridged topics"),
-                    ));
+                    )
+                    .with_value(topic));
                 }
             }
         }
@@ -783,15 +779,12 @@ impl DdsConfig {
     fn check(&self) -> Result<(), Invalid> {
         match self.interfaces.as_deref() {
             None | Some([IpAddr::V4(_)]) => Ok(()),
-            Some([]) => Err(Invalid::new("dds.interfaces", "interfaces", "name one address, or leave it out for all")),
-            Some([IpAddr::V6(ip)]) => Err(Invalid::new(
-                "dds.interfaces",
-                "interfaces",
-                format!("{ip} is IPv6; RustDDS's transport is IPv4 only"),
-            )),
+            Some([]) => Err(Invalid::new("dds.interfaces", "name one address, or leave it out for all")),
+            Some([IpAddr::V6(ip)]) => {
+                Err(Invalid::new("dds.interfaces", format!("{ip} is IPv6; RustDDS's transport is IPv4 only")))
+            }
             Some(_) => Err(Invalid::new(
                 "dds.interfaces",
-                "interfaces",
                 "name one address: RustDDS binds one address per port, so more could not be bound exactly",
             )),
         }
@@ -802,17 +795,13 @@ impl ClassifierConfig {
     /// Promotion thresholds at or below demotion ones (hysteresis), and enough samples.
     fn check(&self) -> Result<(), Invalid> {
         if self.promote_rtt > self.demote_rtt {
-            return Err(Invalid::new("classifier.promote_rtt", "promote_rtt:", "must not exceed demote_rtt"));
+            return Err(Invalid::new("classifier.promote_rtt", "must not exceed demote_rtt"));
         }
         if self.promote_loss_pct > self.demote_loss_pct {
-            return Err(Invalid::new(
-                "classifier.promote_loss_pct",
-                "promote_loss_pct:",
-                "must not exceed demote_loss_pct",
-            ));
+            return Err(Invalid::new("classifier.promote_loss_pct", "must not exceed demote_loss_pct"));
         }
         if self.min_samples > self.window_samples {
-            return Err(Invalid::new("classifier.min_samples", "min_samples:", "must not exceed window_samples"));
+            return Err(Invalid::new("classifier.min_samples", "must not exceed window_samples"));
         }
         Ok(())
     }
@@ -822,7 +811,7 @@ impl PolicyConfig {
     /// Degraded subscribers never get more than healthy ones.
     fn check(&self) -> Result<(), Invalid> {
         if self.degraded_hz > self.noncritical_hz {
-            return Err(Invalid::new("policy.degraded_hz", "degraded_hz:", "must not exceed noncritical_hz"));
+            return Err(Invalid::new("policy.degraded_hz", "must not exceed noncritical_hz"));
         }
         Ok(())
     }
@@ -835,18 +824,10 @@ impl SupervisorConfig {
         let recover =
             Limits { queue_fill: self.recover.queue_fill, lag: self.recover.lag, errors: self.recover.errors };
         if !ordered(&recover, &self.degrade) {
-            return Err(Invalid::new(
-                "supervisor.recover",
-                "recover:",
-                "each recover limit must be ≤ its degrade limit",
-            ));
+            return Err(Invalid::new("supervisor.recover", "each recover limit must be ≤ its degrade limit"));
         }
         if !ordered(&self.degrade, &self.emergency.limits()) {
-            return Err(Invalid::new(
-                "supervisor.emergency",
-                "emergency:",
-                "each emergency limit must be ≥ its degrade limit",
-            ));
+            return Err(Invalid::new("supervisor.emergency", "each emergency limit must be ≥ its degrade limit"));
         }
         Ok(())
     }
@@ -862,30 +843,18 @@ pub fn parse(text: &str, file: &Path) -> Result<BridgeConfig, ConfigError> {
     let config: BridgeConfig = parse_yaml(text, file)?;
     config.check().map_err(|e| ConfigError {
         file: file.to_path_buf(),
-        line: line_of(text, &e.key, &e.needle),
+        line: line_of(text, &e),
         key: Some(e.key),
         message: e.message,
     })?;
     Ok(config)
 }
 
-/// The line of a relational error: the first line below the key's top-level section holding
-/// `needle`.
-fn line_of(text: &str, key: &str, needle: &str) -> Option<usize> {
-    let top = key.split(['.', '[']).next()?;
-    let lines: Vec<&str> = text.lines().collect();
-    let start = lines.iter().position(|l| l.starts_with(&format!("{top}:")))?;
-    let index: Option<usize> = key.split_once('[').and_then(|(_, r)| r.split(']').next()).and_then(|i| i.parse().ok());
-    // In a list, start the search at the n-th item.
-    let mut from = start;
-    if let Some(n) = index {
-        let items: Vec<usize> =
-            (start + 1..lines.len()).filter(|&i| lines[i].trim_start().starts_with("- ")).take(n + 1).collect();
-        if let Some(&i) = items.get(n) {
-            from = i;
-        }
-    }
-    (from..lines.len()).find(|&i| lines[i].contains(needle)).or(Some(start)).map(|i| i + 1)
+/// The line of a relational error: its key's (with its value when known), or else its
+/// section's (a key the file leaves to its default, such as a topic's `critical`).
+fn line_of(text: &str, e: &Invalid) -> Option<usize> {
+    let section = e.key.split(['.', '[']).next().unwrap_or(&e.key);
+    locate(text, &e.key, e.value.as_deref()).or_else(|| locate(text, section, None))
 }
 
 #[cfg(test)]
@@ -969,8 +938,8 @@ policy:
     #[test]
     fn every_rate_duration_and_size_is_bounded_at_its_line_and_key() {
         let cases = [
-            ("classifier: {probe_rate_hz: 1e-300}", "classifier.probe_rate_hz", "`1e-300` must be between 0.1 and 100"),
-            ("classifier: {probe_rate_hz: 1e300}", "classifier.probe_rate_hz", "between 0.1 and 100"),
+            ("classifier: {probe_rate_hz: 1e-300}", "classifier.probe_rate_hz", "1e-300 is not between 0.1 and 100"),
+            ("classifier: {probe_rate_hz: 1e300}", "classifier.probe_rate_hz", "1e300 is not between 0.1 and 100"),
             ("classifier: {probe_rate_hz: .nan}", "classifier.probe_rate_hz", "between"),
             ("classifier: {window: 1ns}", "classifier.window", "between 100ms and 600s"),
             ("classifier: {evaluate_every: 1ns}", "classifier.evaluate_every", "between 10ms and 60s"),
@@ -1027,6 +996,10 @@ policy:
         assert_eq!((e.line, e.key.as_deref()), (Some(5), Some("topics[1].critical")), "{e}");
         let e = parse_text(&GOOD.replace("name: logger", "name: slow_nav")).unwrap_err();
         assert_eq!(e.line, Some(8), "{e}");
+        // A name the file leaves to its default is found at its section.
+        let text = GOOD.replace("topics:\n", "topics:\n  - {name: /scan/critical, type: a/msg/B}\n");
+        let e = parse_text(&text).unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(2), Some("topics[1].critical")), "{e}");
         let e = parse_text("topics: []\n").unwrap_err();
         assert_eq!(e.line, Some(1), "{e}");
         let e = parse_text("topics:\n  - {name: /scan, type: LaserScan}\n").unwrap_err();

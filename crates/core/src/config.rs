@@ -2,11 +2,14 @@
 
 use std::fmt;
 use std::io::Read;
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 
 use crate::profile::{Profile, ProfileError};
+use crate::units::{BitRate, format_duration};
 use crate::validate::ValidatedProfile;
 
 /// The largest config file read: 1 MiB. Bauxite's configs are a few kilobytes (the
@@ -204,13 +207,59 @@ fn validation_error(e: ProfileError, text: &str, file: &Path) -> ConfigError {
     }
 }
 
+/// A bounded value as a config error shows it: as a config would write it.
+pub trait Shown {
+    /// The value, written for a message.
+    fn shown(&self) -> String;
+}
+
+impl Shown for f64 {
+    /// Plain decimal between 1e-3 and 1e9; outside it an exponent, so that `1e-300`
+    /// stays `1e-300` rather than 300 digits (the YAML parser hands numbers over in full).
+    fn shown(&self) -> String {
+        if *self == 0.0 || !self.is_finite() || (1e-3..1e9).contains(&self.abs()) {
+            format!("{self}")
+        } else {
+            format!("{self:e}")
+        }
+    }
+}
+
+impl Shown for u32 {
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Shown for BitRate {
+    fn shown(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl Shown for Duration {
+    fn shown(&self) -> String {
+        format_duration(*self)
+    }
+}
+
+/// The one bounds check of config values (profiles, the bridge's): `value` when
+/// `min <= value <= max`, else the message `VALUE is not between MIN and MAX` (NaN is
+/// never within). Callers add the key and why the range ends where it does.
+pub fn within<T: PartialOrd + Shown>(value: T, range: RangeInclusive<T>) -> Result<T, String> {
+    if range.contains(&value) {
+        return Ok(value);
+    }
+    Err(format!("{} is not between {} and {}", value.shown(), range.start().shown(), range.end().shown()))
+}
+
 /// Finds the line of `key` (a dotted path such as `rules[2].lane`) in YAML text.
 ///
 /// The YAML parser keeps no positions once a document is deserialized, so checks that
-/// span several keys find their line again here: the line that writes the leaf key
+/// span several keys (in profiles and the bridge's config) find their line again here: the line that writes the leaf key
 /// inside the top-level section (inside its n-th list item for `section[n]`),
 /// preferably with `value`.
-fn locate(text: &str, key: &str, value: Option<&str>) -> Option<usize> {
+pub fn locate(text: &str, key: &str, value: Option<&str>) -> Option<usize> {
     let top = key.split(['.', '[']).next()?;
     let leaf = key.rsplit('.').next()?.split('[').next()?;
     let lines: Vec<&str> = text.lines().collect();
@@ -398,5 +447,16 @@ default_lane: bulk
         let e = read_config(&link).unwrap_err();
         std::fs::remove_file(&link).unwrap();
         assert!(e.message.contains("a device"), "{e}");
+    }
+
+    /// One bounds check and one way of showing numbers, for profiles and the bridge alike.
+    #[test]
+    fn within_shows_values_as_a_config_writes_them() {
+        assert_eq!(within(0.5, 0.1..=100.0), Ok(0.5));
+        assert_eq!(within(1e-300, 0.1..=100.0), Err("1e-300 is not between 0.1 and 100".into()));
+        assert_eq!(within(1e300, 0.1..=100.0), Err("1e300 is not between 0.1 and 100".into()));
+        assert_eq!(within(f64::NAN, 0.0..=1.0), Err("NaN is not between 0 and 1".into()));
+        let ms = Duration::from_millis;
+        assert_eq!(within(ms(1), ms(10)..=ms(10_000)), Err("1ms is not between 10ms and 10s".into()));
     }
 }

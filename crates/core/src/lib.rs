@@ -23,7 +23,9 @@ pub mod validate;
 pub mod wire;
 pub mod workload;
 
-pub use config::{ConfigError, MAX_CONFIG_BYTES, load_profile, parse_profile, parse_yaml, read_config};
+pub use config::{
+    ConfigError, MAX_CONFIG_BYTES, Shown, load_profile, locate, parse_profile, parse_yaml, read_config, within,
+};
 pub use lane::{Dscp, Lane, MAX_LANES, MAX_RULES, Match, PacketKey, PortRange, PortSide, Protocol, Rule};
 pub use metrics_addr::MetricsAddr;
 pub use orchestrator::OrchestratorLane;

@@ -13,9 +13,10 @@ use std::time::Duration;
 
 use serde::{Serialize, Serializer};
 
+use crate::config::{self, Shown};
 use crate::lane::{Lane, MAX_LANES, MAX_RULES, Match, Rule};
 use crate::profile::{AutoRatePolicy, CongestionPolicy, EarlyDropPolicy, Profile, ProfileError, RateSetting, Targets};
-use crate::units::{BitRate, format_duration};
+use crate::units::BitRate;
 
 /// The slowest link a profile may shape: 64 kbit/s, the default air rate of the SiK
 /// telemetry radios robots carry, and about the slowest link that carries IP control
@@ -156,47 +157,10 @@ impl Profile {
     }
 }
 
-/// A bounded number as a message shows it: as it is usually written in YAML, so
-/// `1e-300` stays `1e-300` rather than 300 digits.
-trait Shown {
-    fn shown(&self) -> String;
-}
-
-impl Shown for f64 {
-    fn shown(&self) -> String {
-        // Debug switches to an exponent for very small and very large values.
-        format!("{self:?}")
-    }
-}
-
-impl Shown for u32 {
-    fn shown(&self) -> String {
-        self.to_string()
-    }
-}
-
-impl Shown for BitRate {
-    fn shown(&self) -> String {
-        self.to_string()
-    }
-}
-
 /// Fails unless `min <= value <= max`, naming `key`, the range and why it is bounded.
 fn within<T: PartialOrd + Shown>(key: &str, value: T, range: RangeInclusive<T>, why: &str) -> Result<(), ProfileError> {
-    if range.contains(&value) {
-        return Ok(());
-    }
-    let (shown, min, max) = (value.shown(), range.start().shown(), range.end().shown());
-    Err(ProfileError::new(key, Some(shown.clone()), format!("{shown} is not between {min} and {max}: {why}")))
-}
-
-/// [`within`] for durations, written as configs write them.
-fn within_time(key: &str, value: Duration, range: RangeInclusive<Duration>, why: &str) -> Result<(), ProfileError> {
-    if range.contains(&value) {
-        return Ok(());
-    }
-    let (value, min, max) = (format_duration(value), format_duration(*range.start()), format_duration(*range.end()));
-    Err(ProfileError::new(key, Some(value.clone()), format!("{value} is not between {min} and {max}: {why}")))
+    let shown = value.shown();
+    config::within(value, range).map(drop).map_err(|e| ProfileError::new(key, Some(shown), format!("{e}: {why}")))
 }
 
 fn check_name(name: &str) -> Result<(), ProfileError> {
@@ -290,13 +254,13 @@ fn check_link_rate(key: &str, rate: BitRate) -> Result<(), ProfileError> {
 }
 
 fn check_congestion(c: &CongestionPolicy) -> Result<(), ProfileError> {
-    within_time(
+    within(
         "congestion.poll_interval",
         c.poll_interval,
         MS..=100 * MS,
         "the detector must see a queue within the daemon's 1 s lease, and more often than every millisecond costs CPU for nothing",
     )?;
-    within_time(
+    within(
         "congestion.enter_delay",
         c.enter_delay,
         MS..=MAX_QUEUE_DELAY,
@@ -308,7 +272,7 @@ fn check_congestion(c: &CongestionPolicy) -> Result<(), ProfileError> {
         1..=MAX_QUEUE_LIMIT,
         "a backlog above the longest lane queue is never reached",
     )?;
-    within_time(
+    within(
         "congestion.exit_hold",
         c.exit_hold,
         MS..=600 * SEC,
@@ -320,19 +284,19 @@ fn check_early_drop(ed: &EarlyDropPolicy) -> Result<(), ProfileError> {
     let gain_why = "Linux sch_pie accepts 0 to 2 (0 to 32 sixteenths)";
     within("early_drop.alpha", ed.alpha, 0.0..=MAX_PIE_GAIN, gain_why)?;
     within("early_drop.beta", ed.beta, 0.0..=MAX_PIE_GAIN, gain_why)?;
-    within_time(
+    within(
         "early_drop.target",
         ed.target,
         MS..=MAX_QUEUE_DELAY,
         "PIE cannot steer a delay finer than its 1 ms update, and 10 s has timed out every control message",
     )?;
-    within_time(
+    within(
         "early_drop.update_interval",
         ed.update_interval,
         MS..=SEC,
         "PIE's T_UPDATE: RFC 8033 uses 15 ms; slower than 1 s it cannot follow a link change",
     )?;
-    within_time(
+    within(
         "early_drop.max_burst",
         ed.max_burst,
         Duration::ZERO..=MAX_QUEUE_DELAY,
@@ -388,25 +352,25 @@ fn check_auto_rate(ar: &AutoRatePolicy) -> Result<Option<SocketAddr>, ProfileErr
 }
 
 fn check_auto_rate_timing(ar: &AutoRatePolicy) -> Result<(), ProfileError> {
-    within_time(
+    within(
         "auto_rate.probe_interval",
         ar.probe_interval,
         MS..=SEC,
         "probes must come often enough to follow the link, and not faster than 1000 a second",
     )?;
-    within_time(
+    within(
         "auto_rate.delay_threshold",
         ar.delay_threshold,
         Duration::from_micros(100)..=SEC,
         "below 100 us the threshold is inside any link's jitter; a queue of 1 s has long hurt control traffic",
     )?;
-    within_time(
+    within(
         "auto_rate.decrease_holdoff",
         ar.decrease_holdoff,
         Duration::ZERO..=60 * SEC,
         "a holdoff over a minute leaves a growing queue unanswered",
     )?;
-    within_time(
+    within(
         "auto_rate.ceiling_hold",
         ar.ceiling_hold,
         Duration::ZERO..=3600 * SEC,
@@ -430,7 +394,7 @@ fn check_targets(t: &Targets) -> Result<(), ProfileError> {
         ("targets.critical_latency_p99", t.critical_latency_p99),
         ("targets.update_delay_mean", t.update_delay_mean),
     ] {
-        within_time(key, value, Duration::from_micros(1)..=MAX_QUEUE_DELAY, why)?;
+        within(key, value, Duration::from_micros(1)..=MAX_QUEUE_DELAY, why)?;
     }
     within("targets.critical_loss_pct", t.critical_loss_pct, 0.0..=100.0, "a percentage")
 }
