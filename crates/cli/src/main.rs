@@ -182,10 +182,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 bauxite_demo::Scenario::seed(std::time::Duration::from_secs(duration)).context("--duration")?;
             // Phase 2's profile, checked now rather than after phase 1 has run.
             bauxite_demo::run::protected_profile(rate).validate().context("--rate")?;
-            bauxite_core::ensure_writable_dir(&out).context("--out")?;
+            // Root first: a refused run must not leave an empty `--out` behind.
             bauxite_shaper::daemon::require_root(
                 "`bauxite demo` builds network namespaces and attaches eBPF programs in them",
             )?;
+            bauxite_core::ensure_writable_dir(&out).context("--out")?;
             let options = bauxite_demo::DemoOptions {
                 trials,
                 scenario,
@@ -256,18 +257,10 @@ fn abort_on_panic() {
     }));
 }
 
-/// `e` and its causes, each once. Many errors write their source into their own
-/// message (`writing F: Permission denied`) and return it from `source()` too, so
-/// printing the chain as `{e:#}` does would print that cause twice.
+/// `e` and its causes, each once: every Bauxite error keeps its cause out of its own
+/// message and returns it from `source()`, so the chain joined by `: ` names each once.
 fn error_chain(e: &anyhow::Error) -> String {
-    let mut text = e.to_string();
-    for cause in e.chain().skip(1).map(|c| c.to_string()) {
-        if !text.contains(&cause) {
-            text.push_str(": ");
-            text.push_str(&cause);
-        }
-    }
-    text
+    format!("{e:#}")
 }
 
 fn main() -> ExitCode {
@@ -294,31 +287,16 @@ fn main() -> ExitCode {
 mod tests {
     use super::*;
 
-    /// An error that writes its source into its message and returns it from `source()`.
-    #[derive(Debug)]
-    struct Writing(std::io::Error);
-
-    impl std::fmt::Display for Writing {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            write!(f, "writing /x: {}", self.0)
-        }
-    }
-
-    impl std::error::Error for Writing {
-        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-            Some(&self.0)
-        }
-    }
-
     /// Issue 10 #10: OS errors were printed twice, once by the error that wraps them
     /// and once as its source.
     #[test]
     fn each_cause_is_printed_once() {
         let os = std::io::Error::from_raw_os_error(13);
-        let e = anyhow::Error::new(Writing(os)).context("--out");
+        let out = bauxite_core::OutDirError { dir: "/x".into(), source: os };
+        let e = anyhow::Error::new(out).context("--out");
         let text = error_chain(&e);
         assert_eq!(text.matches("os error 13").count(), 1, "{text}");
-        assert!(text.starts_with("--out: writing /x: "), "{text}");
+        assert_eq!(text, format!("--out: cannot write results to /x: {}", std::io::Error::from_raw_os_error(13)));
         let plain = anyhow::Error::new(std::io::Error::from_raw_os_error(2)).context("reading /y");
         assert_eq!(error_chain(&plain), format!("reading /y: {}", std::io::Error::from_raw_os_error(2)));
     }

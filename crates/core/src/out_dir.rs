@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 /// The output directory cannot be created or written to.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot write results to {}: {source}", dir.display())]
+#[error("cannot write results to {}", dir.display())]
 pub struct OutDirError {
     /// The directory.
     pub dir: PathBuf,

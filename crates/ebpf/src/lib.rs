@@ -49,10 +49,10 @@ const MAP_GATEWAY_STATS: &str = "bx_gateway_stats";
 #[derive(Debug, thiserror::Error)]
 pub enum DatapathError {
     /// The object or a program could not be loaded (verifier, permissions, kernel support).
-    #[error("loading the eBPF programs failed: {0} (are you root, with CAP_BPF and CAP_NET_ADMIN?)")]
+    #[error("loading the eBPF programs failed (are you root, with CAP_BPF and CAP_NET_ADMIN?)")]
     Load(#[from] aya::EbpfError),
     /// A program operation failed.
-    #[error("eBPF program `{program}`: {source}")]
+    #[error("eBPF program `{program}`")]
     Program {
         /// Which program.
         program: &'static str,
@@ -60,7 +60,7 @@ pub enum DatapathError {
         source: aya::programs::ProgramError,
     },
     /// A map operation failed.
-    #[error("eBPF map `{map}`: {source}")]
+    #[error("eBPF map `{map}`")]
     Map {
         /// Which map.
         map: &'static str,

@@ -14,7 +14,7 @@ pub enum SimError {
         message: String,
     },
     /// Writing an output file failed.
-    #[error("writing {path}: {source}")]
+    #[error("writing {}", path.display())]
     Io {
         /// The file or directory.
         path: std::path::PathBuf,
@@ -22,10 +22,10 @@ pub enum SimError {
         source: std::io::Error,
     },
     /// The output directory cannot be created or written to.
-    #[error("--out: {0}")]
+    #[error("--out")]
     OutDir(#[source] bauxite_core::OutDirError),
     /// Encoding the JSON summary failed.
-    #[error("encoding summary.json: {0}")]
+    #[error("encoding summary.json")]
     Json(#[from] serde_json::Error),
 }
 
