@@ -117,14 +117,32 @@ impl Netns {
         }
     }
 
-    /// Sets a sysctl of this namespace (`net.ipv4.ip_forward`, …).
+    /// Sets a sysctl of this namespace (`net.ipv4.ip_forward`, …). A namespace that
+    /// cannot be entered (it does not exist) is an error, like a refused write.
     pub fn sysctl(&self, key: &str, value: &str) -> Result<(), SysError> {
         let path = format!("/proc/sys/{}", key.replace('.', "/"));
         let value_owned = value.to_string();
-        self.run(move || std::fs::write(path, value_owned)).map_err(|source| SysError::Io {
+        self.run_fallible(move || std::fs::write(path, value_owned)).map_err(|source| SysError::Io {
             what: format!("setting {key}={value} in network namespace {}", self.describe()),
             source,
         })
+    }
+
+    /// Runs `f` inside this namespace and waits for its result; failing to enter the
+    /// namespace is returned as `f`'s own errors are, not a panic.
+    fn run_fallible<T: Send + 'static>(
+        &self,
+        f: impl FnOnce() -> std::io::Result<T> + Send + 'static,
+    ) -> std::io::Result<T> {
+        let path = self.name.as_ref().map(|name| format!("/var/run/netns/{name}"));
+        std::thread::spawn(move || {
+            if let Some(path) = path {
+                enter(&path).map_err(|e| std::io::Error::new(e.kind(), format!("entering {path}: {e}")))?;
+            }
+            f()
+        })
+        .join()
+        .unwrap_or_else(|_| Err(std::io::Error::other("the namespace thread panicked")))
     }
 
     /// Runs `f` on a new thread inside this namespace. Sockets it creates belong to
@@ -184,6 +202,15 @@ mod tests {
         assert_eq!(args, ["netns", "exec", "bx-x", "tc", "qdisc", "show"]);
         let here = Netns::current().command("tc", &["qdisc", "show"]);
         assert_eq!(here.get_program(), "tc");
+    }
+
+    /// Review S6: `sysctl` documents an error but panicked for a missing namespace.
+    #[test]
+    fn a_sysctl_in_a_missing_namespace_is_an_error() {
+        let e = Netns::named("bx-no-such-ns").sysctl("net.ipv4.ip_forward", "1").unwrap_err();
+        assert!(e.to_string().contains("net.ipv4.ip_forward=1 in network namespace bx-no-such-ns"), "{e}");
+        let source = std::error::Error::source(&e).expect("a source").to_string();
+        assert!(source.contains("/var/run/netns/bx-no-such-ns"), "{source}");
     }
 
     #[test]
