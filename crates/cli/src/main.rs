@@ -181,7 +181,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let scenario =
                 bauxite_demo::Scenario::seed(std::time::Duration::from_secs(duration)).context("--duration")?;
             // Phase 2's profile, checked now rather than after phase 1 has run.
-            bauxite_demo::run::protected_profile(rate).validate().context("--rate")?;
+            bauxite_demo::run::protected_profile(rate).context("--rate")?;
             // Root first: a refused run must not leave an empty `--out` behind.
             bauxite_shaper::daemon::require_root(
                 "`bauxite demo` builds network namespaces and attaches eBPF programs in them",

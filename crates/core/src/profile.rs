@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::lane::{Dscp, Lane, Match, PacketKey, PortRange, PortSide, Protocol, Rule};
+use crate::lane::{Dscp, Lane, Match, PortRange, PortSide, Protocol, Rule};
 use crate::orchestrator::OrchestratorLane;
 use crate::units::{BitRate, duration_text};
 
@@ -367,12 +367,6 @@ impl Profile {
         link_rate.scaled(self.headroom)
     }
 
-    /// The lane a packet goes to: the first rule it matches, else the default lane
-    /// (as the kernel classifier decides).
-    pub fn lane_of(&self, packet: &PacketKey) -> &str {
-        self.rules.iter().find(|r| r.matches.matches(packet)).map_or(&self.default_lane, |r| &r.lane)
-    }
-
     /// The index of the lane called `name`.
     pub fn lane_index(&self, name: &str) -> Option<usize> {
         self.lanes.iter().position(|l| l.name == name)
@@ -382,6 +376,7 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lane::PacketKey;
 
     #[test]
     fn builtins_are_valid_and_follow_the_seeds() {
@@ -406,19 +401,21 @@ mod tests {
 
     #[test]
     fn packets_go_to_the_first_matching_rules_lane_else_the_default() {
-        let robot = Profile::robot();
-        assert_eq!(robot.lane_of(&PacketKey::udp(40000, 7401)), "critical");
-        assert_eq!(robot.lane_of(&PacketKey::udp(7400, 40000)), "critical", "robot as the server: either side");
-        assert_eq!(robot.lane_of(&PacketKey::tcp(40000, 8080)), "bulk");
-        assert_eq!(robot.lane_of(&PacketKey::udp(40000, 8080)), "telemetry", "UDP 8080 is no rule's: default");
+        let lane_of = |p: &crate::ValidatedProfile, packet| p.lanes[p.lane_of(&packet)].name.clone();
+        let robot = Profile::robot().validate().unwrap();
+        assert_eq!(lane_of(&robot, PacketKey::udp(40000, 7401)), "critical");
+        assert_eq!(lane_of(&robot, PacketKey::udp(7400, 40000)), "critical", "robot as the server: either side");
+        assert_eq!(lane_of(&robot, PacketKey::tcp(40000, 8080)), "bulk");
+        assert_eq!(lane_of(&robot, PacketKey::udp(40000, 8080)), "telemetry", "UDP 8080 is no rule's: default");
         let mut dst_only = Profile::robot();
         dst_only.rules[0].matches =
             Match::Port { protocol: Protocol::Udp, ports: PortRange { first: 7400, last: 7401 }, side: PortSide::Dst };
-        assert_eq!(dst_only.lane_of(&PacketKey::udp(7400, 40000)), "telemetry", "the rule's side is honoured");
-        let orch = Profile::orchestrator();
+        let dst_only = dst_only.validate().unwrap();
+        assert_eq!(lane_of(&dst_only, PacketKey::udp(7400, 40000)), "telemetry", "the rule's side is honoured");
+        let orch = Profile::orchestrator().validate().unwrap();
         for lane in OrchestratorLane::ALL {
             let packet = PacketKey { dscp: lane.dscp(), ..PacketKey::udp(1, 2) };
-            assert_eq!(orch.lane_of(&packet), lane.name());
+            assert_eq!(lane_of(&orch, packet), lane.name());
         }
     }
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::{Serialize, Serializer};
 
 use crate::config::{self, Shown};
-use crate::lane::{Lane, MAX_LANES, MAX_RULES, Match, Rule};
+use crate::lane::{Lane, MAX_LANES, MAX_RULES, Match, PacketKey, Rule};
 use crate::profile::{AutoRatePolicy, CongestionPolicy, EarlyDropPolicy, Profile, ProfileError, RateSetting, Targets};
 use crate::units::BitRate;
 
@@ -97,6 +97,12 @@ impl ValidatedProfile {
     /// Every rule with the index of its lane, first match first.
     pub fn resolved_rules(&self) -> impl Iterator<Item = (usize, &Match)> {
         self.rule_lanes.iter().copied().zip(self.profile.rules.iter().map(|r| &r.matches))
+    }
+
+    /// The index of the lane a packet goes to: the first rule it matches, else the
+    /// default lane (as the kernel classifier decides).
+    pub fn lane_of(&self, packet: &PacketKey) -> usize {
+        self.resolved_rules().find(|(_, m)| m.matches(packet)).map_or(self.default_lane, |(lane, _)| lane)
     }
 
     /// The index of the lane of packets no rule matches.

@@ -3,6 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use bauxite_core::stats::{self, Summary};
+use bauxite_telemetry::messages::RunInfo;
+
+use crate::Scenario;
 
 /// What one phase of one trial measured, in times relative to the phase start (s).
 ///
@@ -25,12 +28,21 @@ pub struct PhaseData {
     pub drop_at: f64,
     /// The phase's length.
     pub duration: f64,
+    /// The profile's critical-latency target (p99, ms) the run is held to: time to
+    /// protect counts until critical latency stays under it.
+    pub target_p99_ms: f64,
 }
 
 impl PhaseData {
-    /// An empty phase that started at `start_ns`.
-    pub fn new(start_ns: u64, drop_at_ns: u64, duration_ns: u64) -> Self {
-        Self { start_ns, drop_at: drop_at_ns as f64 / 1e9, duration: duration_ns as f64 / 1e9, ..Self::default() }
+    /// An empty phase of the run `info` describes, started at `start_ns`.
+    pub fn new(start_ns: u64, info: &RunInfo) -> Self {
+        Self {
+            start_ns,
+            drop_at: info.drop_at_ns as f64 / 1e9,
+            duration: info.duration_ns as f64 / 1e9,
+            target_p99_ms: info.target_critical_latency_p99_ms,
+            ..Self::default()
+        }
     }
 
     fn at(&self, ns: u64) -> f64 {
@@ -150,14 +162,16 @@ pub struct PhaseSummary {
     pub bulk_dropped_packets: u64,
     /// Video frames delivered per second after the drop.
     pub video_fps: f64,
-    /// Phase 2 only: from the drop until critical latency stayed under 2 ms (ms, mean over trials).
+    /// Phase 2 only: from the drop until critical latency stayed under the p99 target (ms,
+    /// mean over trials).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_to_protect_ms: Option<f64>,
 }
 
-/// The window the seed's figures are measured over: one second after the drop to the end.
+/// The window the seed's figures are measured over: from [`Scenario::SETTLE`] after
+/// the drop to the end.
 fn settled(data: &PhaseData) -> (f64, f64) {
-    (data.drop_at + 1.0, data.duration)
+    (data.drop_at + Scenario::SETTLE.as_secs_f64(), data.duration)
 }
 
 /// Pools the trials of one phase.
@@ -207,13 +221,14 @@ pub fn summarize(trials: &[PhaseData], protected: bool) -> PhaseSummary {
     }
 }
 
-/// Seconds from the drop until critical latency is back under 2 ms: the send time of
-/// the first message after the drop from which a whole second of critical messages
-/// arrived in under 2 ms. The phase's length if that never happened.
+/// Seconds from the drop until critical latency is back under the run's p99 target
+/// (2 ms for the seed): the send time of the first message after the drop from which
+/// a whole second of critical messages arrived under it. The phase's length if that
+/// never happened.
 pub fn time_to_protect(data: &PhaseData) -> f64 {
     let mut after: Vec<&(f64, Option<f64>)> = data.critical.iter().filter(|(t, _)| *t >= data.drop_at).collect();
     after.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let fast = |l: &Option<f64>| l.is_some_and(|ms| ms < 2.0);
+    let fast = |l: &Option<f64>| l.is_some_and(|ms| ms < data.target_p99_ms);
     for (i, (t, latency)) in after.iter().enumerate() {
         if *t + 1.0 > data.duration {
             break;
@@ -263,6 +278,7 @@ mod tests {
             bulk_dropped_packets: 7,
             drop_at: 5.0,
             duration: 14.0,
+            target_p99_ms: 2.0,
         }
     }
 
@@ -291,6 +307,15 @@ mod tests {
         assert!((s.critical_loss_pct - 100.0 / in_window as f64).abs() < 1e-9);
         // Slow at 5.2 s, lost at 6.0 s: the first clean second starts right after the loss.
         assert!((s.time_to_protect_ms.unwrap() - 1010.0).abs() < 1e-6, "{:?}", s.time_to_protect_ms);
+    }
+
+    /// Review S4: protected means under the run's own target, not a fixed 2 ms.
+    #[test]
+    fn time_to_protect_is_held_to_the_runs_target() {
+        let mut p = phase(3.0);
+        assert_eq!(time_to_protect(&p), 9.0, "3 ms is never under a 2 ms target");
+        p.target_p99_ms = 5.0;
+        assert_eq!(time_to_protect(&p), 0.0, "3 ms is under a 5 ms target from the drop");
     }
 
     #[test]

@@ -167,7 +167,7 @@ fn decode<T: DeserializeOwned>(path: &Path, m: &Message) -> Result<T, AuditError
 
 /// The measurement, rebuilt from the recording in file (time) order.
 fn phase_data(path: &Path, recording: &Recording, info: &RunInfo, start_ns: u64) -> Result<PhaseData, AuditError> {
-    let mut data = PhaseData::new(start_ns, info.drop_at_ns, info.duration_ns);
+    let mut data = PhaseData::new(start_ns, info);
     let critical: Vec<u16> = info.critical_streams.iter().map(|s| s.port).collect();
     let (marks, updates, frames, state) =
         (topic("demo", "phase"), topic("control", "update_delay"), topic("video", "frames"), topic("shaper", "state"));

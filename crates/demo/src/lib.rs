@@ -115,7 +115,7 @@ pub fn run(options: &DemoOptions, mut progress: impl FnMut(u64, &str)) -> Result
     write("summary.md", markdown.clone().into_bytes())?;
     write("foxglove_layout.json", serde_json::to_vec_pretty(&foxglove::layout(&layout_panels())).expect("JSON"))?;
     let label = format!("Bauxite (rate {rate})");
-    let targets = run::protected_profile(options.rate).targets;
+    let targets = run::protected_profile(options.rate)?.into_profile().targets;
     charts::write(&options.out, &standard, &protected, &label, options.scenario.drop().1, &targets)?;
     Ok(DemoResults { summary, markdown })
 }

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use bauxite_core::{BitRate, PacketKey, Profile, Protocol, ShaperSnapshot};
+use bauxite_core::{BitRate, PacketKey, Protocol, ShaperSnapshot, ValidatedProfile};
 use bauxite_netlab::traffic::Arrival;
 use bauxite_netlab::video::FrameArrival;
 use bauxite_netlab::workload::{ControlUpdate, WorkloadEvent, WorkloadResult, WorkloadSpec};
@@ -66,7 +66,7 @@ impl<'a> LiveRecording<'a> {
         path: &Path,
         info: &RunInfo,
         spec: &'a WorkloadSpec,
-        profile: &Profile,
+        profile: &ValidatedProfile,
         start_ns: u64,
         options: &DemoOptions,
     ) -> Result<Self, DemoError> {
@@ -78,8 +78,9 @@ impl<'a> LiveRecording<'a> {
         let (phase, fast) = (info.phase, options.scenario.initial_rate);
         let mark = PhaseMark { phase, event: format!("{name}: link {fast}"), link_rate_bps: Some(fast.bps()) };
         rec.write(marks, start_ns, &mark)?;
-        let stream_lanes: Vec<String> = spec.streams.iter().map(|s| lane_of(profile, Protocol::Udp, s.port)).collect();
-        let video_lane = lane_of(profile, Protocol::Tcp, spec.video_port);
+        let lane_name = |protocol, port| profile.lanes[lane_of(profile, protocol, port)].name.clone();
+        let stream_lanes: Vec<String> = spec.streams.iter().map(|s| lane_name(Protocol::Udp, s.port)).collect();
+        let video_lane = lane_name(Protocol::Tcp, spec.video_port);
         let (mut latency, mut lost, mut counters) = (BTreeMap::new(), BTreeMap::new(), BTreeMap::new());
         for lane in &stream_lanes {
             if !latency.contains_key(lane) {
@@ -103,7 +104,7 @@ impl<'a> LiveRecording<'a> {
             phase,
             spec,
             start_ns,
-            data: PhaseData::new(start_ns, info.drop_at_ns, info.duration_ns),
+            data: PhaseData::new(start_ns, info),
             critical: info.critical_streams.iter().map(|s| s.port).collect(),
             drop_rate_bps: info.link_after_bps,
             received: counters.keys().map(|lane| (lane.clone(), (0, 0))).collect(),
@@ -260,10 +261,10 @@ impl<'a> LiveRecording<'a> {
     }
 }
 
-/// The lane `profile` gives the workload's `protocol` traffic to `port`, by core's
+/// The index of the lane `profile` gives the workload's `protocol` traffic to `port`, by core's
 /// matcher (the kernel's rules, port side included). The sender's port is ephemeral,
 /// which no rule names: it is left out (0).
-pub(crate) fn lane_of(profile: &Profile, protocol: Protocol, port: u16) -> String {
+pub(crate) fn lane_of(profile: &ValidatedProfile, protocol: Protocol, port: u16) -> usize {
     let packet = PacketKey { ip_proto: protocol.ip_proto(), dst_port: port, ..PacketKey::default() };
-    profile.lane_of(&packet).to_string()
+    profile.lane_of(&packet)
 }

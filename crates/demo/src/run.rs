@@ -7,7 +7,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
-use bauxite_core::{BitRate, DEFAULT_REFLECTOR_PORT, DaemonState, Profile, Protocol, RateSetting, ShaperSnapshot};
+use bauxite_core::{
+    BitRate, DEFAULT_REFLECTOR_PORT, DaemonState, Profile, ProfileError, Protocol, RateSetting, ShaperSnapshot,
+    ValidatedProfile,
+};
 use bauxite_netlab::testbed::{BASE_ADDR, ROBOT_IFACE};
 use bauxite_netlab::workload::{RunningWorkload, WorkloadEvent, WorkloadSpec};
 use bauxite_netlab::{ChainOptions, ChainTestbed, NetlabError};
@@ -55,6 +58,9 @@ pub enum DemoError {
         #[source]
         source: std::io::Error,
     },
+    /// Phase 2's profile is invalid (a `--rate` the shaper cannot take).
+    #[error("phase 2's profile")]
+    Profile(#[from] ProfileError),
     /// Recording.
     #[error(transparent)]
     Record(#[from] bauxite_telemetry::RecordError),
@@ -102,8 +108,8 @@ fn log(dir: &Path, name: &str) -> Result<std::fs::File, DemoError> {
     std::fs::File::create(&path).map_err(DemoError::io(path.display().to_string()))
 }
 
-/// The profile phase 2 runs with.
-pub fn protected_profile(rate: Option<BitRate>) -> Profile {
+/// The profile phase 2 runs with; an error for a `rate` the shaper cannot take.
+pub fn protected_profile(rate: Option<BitRate>) -> Result<ValidatedProfile, ProfileError> {
     let mut profile = Profile::robot();
     match rate {
         Some(r) => profile.rate = RateSetting::Fixed(r),
@@ -115,7 +121,7 @@ pub fn protected_profile(rate: Option<BitRate>) -> Profile {
             profile.auto_rate.delay_threshold = Duration::from_millis(3);
         }
     }
-    profile
+    profile.validate()
 }
 
 /// Runs one phase of one trial; writes its recording to `mcap`.
@@ -133,7 +139,7 @@ pub fn run_phase(
 ) -> Result<PhaseData, DemoError> {
     let tb = ChainTestbed::create(&ChainOptions { rate: options.scenario.initial_rate, ..Default::default() })?;
     // Phase 1 runs no shaper; its recording is still checked against the same targets.
-    let profile = protected_profile(options.rate);
+    let profile = protected_profile(options.rate)?;
     // Phase 2's shaper state is read in-process (netlink and the state file) by a
     // reader opened in the robot's namespace: no process per sample.
     let (daemons, mut reader) = match phase {
@@ -220,7 +226,7 @@ fn workload_spec(trial: u32) -> WorkloadSpec {
 
 /// What the recording says about its run: the link's timeline, the critical
 /// streams and the targets it is checked against.
-fn run_info(options: &DemoOptions, trial: u32, phase: u32, spec: &WorkloadSpec, profile: &Profile) -> RunInfo {
+fn run_info(options: &DemoOptions, trial: u32, phase: u32, spec: &WorkloadSpec, profile: &ValidatedProfile) -> RunInfo {
     let (scenario, targets) = (&options.scenario, &profile.targets);
     RunInfo {
         trial,
@@ -233,7 +239,8 @@ fn run_info(options: &DemoOptions, trial: u32, phase: u32, spec: &WorkloadSpec, 
         critical_streams: spec
             .streams
             .iter()
-            .filter(|s| lane_of(profile, Protocol::Udp, s.port) == profile.lanes[0].name)
+            // The profile's first lane is its most urgent.
+            .filter(|s| lane_of(profile, Protocol::Udp, s.port) == 0)
             .map(|s| StreamRate { port: s.port, rate_hz: s.rate_hz })
             .collect(),
         shaper_rate: (phase == 2).then(|| options.rate.map_or("auto".into(), |r| r.to_string())),

@@ -221,6 +221,7 @@ mod tests {
             updates: (0..200).map(|i| (f64::from(i) * 0.05, 5.0)).collect(),
             drop_at: 5.0,
             duration: 10.0,
+            target_p99_ms: 2.0,
             ..PhaseData::default()
         }
     }
