@@ -1,10 +1,14 @@
 //! Hostile and mistaken input (issue 10 #3, #9, #10): refused early, clearly, with
 //! nothing left behind and nothing hanging.
 
-use std::io::Read;
+mod common;
+
 use std::path::PathBuf;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use bauxite_sys::{Netns, root_or_skip, unique_name};
+use common::output_within;
 
 /// How long a refusal may take. The checks are a `stat` and a parse; what they
 /// guard against (a FIFO with no writer, `/dev/zero`) blocks or grows forever, so a
@@ -18,36 +22,40 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Runs bauxite; kills it and fails the test if it does not end within [`REFUSAL_BOUND`].
 fn bauxite(args: &[&str]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bauxite"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run bauxite");
-    let began = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if began.elapsed() > REFUSAL_BOUND {
-            child.kill().expect("kill");
-            child.wait().expect("reap");
-            panic!("bauxite {args:?} still ran after {REFUSAL_BOUND:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let (mut stdout, mut stderr) = (Vec::new(), Vec::new());
-    child.stdout.take().unwrap().read_to_end(&mut stdout).unwrap();
-    child.stderr.take().unwrap().read_to_end(&mut stderr).unwrap();
-    Output { status, stdout, stderr }
+    output_within(Command::new(env!("CARGO_BIN_EXE_bauxite")).args(args), REFUSAL_BOUND)
 }
 
-fn refused(args: &[&str]) -> String {
-    let out = bauxite(args);
+/// The stderr of a run that must fail.
+fn failed(args: &[&str], out: Output) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(!out.status.success(), "bauxite {args:?} succeeded: {stderr}");
     stderr
+}
+
+fn refused(args: &[&str]) -> String {
+    failed(args, bauxite(args))
+}
+
+/// A network namespace of the test's own (deleted when dropped), so that `up --iface lo`
+/// could only ever shape that namespace's loopback, never the host's, should validation
+/// regress. `None` (test skipped) without root.
+fn scratch_netns(test: &str) -> Option<Netns> {
+    root_or_skip(test).then(|| Netns::create(&unique_name("bad-input")).expect("create a network namespace"))
+}
+
+/// [`refused`] for `bauxite up --iface lo ARGS` inside `ns`.
+fn up_refused(ns: &Netns, args: &[&str]) -> String {
+    let args = [&["up", "--iface", "lo"], args].concat();
+    failed(&args, output_within(&mut ns.command(env!("CARGO_BIN_EXE_bauxite"), &args), REFUSAL_BOUND))
+}
+
+/// Review B13: a child writing more than a pipe holds is read while it runs, not
+/// mistaken for a hang.
+#[test]
+fn a_child_writing_more_than_a_pipe_holds_is_not_a_hang() {
+    let out = output_within(Command::new("sh").args(["-c", "head -c 200000 /dev/zero >&2; echo done"]), REFUSAL_BOUND);
+    assert!(out.status.success());
+    assert_eq!((out.stderr.len(), out.stdout.as_slice()), (200_000, &b"done\n"[..]));
 }
 
 /// Removes a path when dropped, so a failed assertion leaves nothing behind.
@@ -63,17 +71,19 @@ impl Drop for Remove {
 /// Issue 10 #9: `up --config /dev/zero` grew to 3.9 GB of memory.
 #[test]
 fn up_refuses_a_device_as_config() {
-    let stderr = refused(&["up", "--iface", "lo", "--config", "/dev/zero"]);
+    let Some(ns) = scratch_netns("up_refuses_a_device_as_config") else { return };
+    let stderr = up_refused(&ns, &["--config", "/dev/zero"]);
     assert!(stderr.contains("/dev/zero: is a device, not a regular file"), "{stderr}");
 }
 
 /// Issue 10 #9: `up --config FIFO` blocked forever in `open`, waiting for a writer.
 #[test]
 fn up_refuses_a_fifo_as_config() {
+    let Some(ns) = scratch_netns("up_refuses_a_fifo_as_config") else { return };
     let fifo = scratch("fifo");
     let _cleanup = Remove(fifo.clone());
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
-    let stderr = refused(&["up", "--iface", "lo", "--config", fifo.to_str().unwrap()]);
+    let stderr = up_refused(&ns, &["--config", fifo.to_str().unwrap()]);
     assert!(stderr.contains("is a FIFO, not a regular file"), "{stderr}");
 }
 
@@ -81,19 +91,20 @@ fn up_refuses_a_fifo_as_config() {
 /// file, line or key.
 #[test]
 fn up_names_the_file_line_and_key_of_an_out_of_range_number() {
+    let Some(ns) = scratch_netns("up_names_the_file_line_and_key_of_an_out_of_range_number") else { return };
     let config = scratch("profile.yaml");
     let _cleanup = Remove(config.clone());
     let text = "name: t\nrate: 2mbit\nlanes:\n  - {name: a, share: 0.3}\n  - {name: b, share: 0.5, queue_limit: 4294967295}\nrules: []\ndefault_lane: a\n";
     std::fs::write(&config, text).unwrap();
-    let stderr = refused(&["up", "--iface", "lo", "--config", config.to_str().unwrap()]);
+    let stderr = up_refused(&ns, &["--config", config.to_str().unwrap()]);
     let expected = format!("{}:5: `lanes[1].queue_limit`: 4294967295 is not between 1 and 10240", config.display());
     assert!(stderr.contains(&expected), "{stderr}");
 
     std::fs::write(&config, text.replace("rate: 2mbit", "rate: 1bit").replace("4294967295", "64")).unwrap();
-    let stderr = refused(&["up", "--iface", "lo", "--config", config.to_str().unwrap()]);
+    let stderr = up_refused(&ns, &["--config", config.to_str().unwrap()]);
     assert!(stderr.contains(&format!("{}:2: `rate`: 1bit is not between", config.display())), "{stderr}");
 
-    let stderr = refused(&["up", "--iface", "lo", "--rate", "1bit"]);
+    let stderr = up_refused(&ns, &["--rate", "1bit"]);
     assert!(stderr.contains("--rate: rate: 1bit is not between 64kbit and 100gbit"), "{stderr}");
 }
 
@@ -110,6 +121,24 @@ fn sim_checks_out_before_running_and_prints_the_cause_once() {
         assert_eq!(stderr.matches("os error").count(), 1, "{stderr}");
         assert!(!stderr.contains("runs"), "nothing ran: {stderr}");
     }
+}
+
+/// Review B12: a refused (non-root) demo left an empty `--out` behind, having created
+/// it before the root check.
+#[test]
+fn a_demo_refused_for_want_of_root_creates_no_out_directory() {
+    use std::os::unix::process::CommandExt;
+    if !root_or_skip("a_demo_refused_for_want_of_root_creates_no_out_directory") {
+        return;
+    }
+    let out = Remove(scratch("demo-non-root"));
+    let args = ["demo", "--trials", "1", "--duration", "8", "--out", out.0.to_str().unwrap()];
+    // As `nobody`, who may create directories in the temporary directory.
+    let mut command = Command::new(env!("CARGO_BIN_EXE_bauxite"));
+    command.args(args).uid(65534).gid(65534);
+    let stderr = failed(&args, output_within(&mut command, REFUSAL_BOUND));
+    assert!(stderr.contains("run it as root"), "{stderr}");
+    assert!(!out.0.exists(), "a refused demo creates no --out");
 }
 
 #[test]

@@ -12,7 +12,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+mod common;
 mod prometheus;
+
+use common::output_within;
 use prometheus::{PROMETHEUS, free_port, prom_query, prom_until, prometheus_or_skip};
 
 fn peer_script() -> PathBuf {
@@ -448,24 +451,7 @@ fn a_bad_config_names_file_line_and_key_and_starts_nothing() {
 /// Runs `bauxite` with `args` (and `env`) and waits at most `limit` for it to exit; kills it and
 /// panics if it does not.
 fn run_within(args: &[&std::ffi::OsStr], env: &[(&str, &str)], limit: Duration) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bauxite"))
-        .args(args)
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + limit;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!("still running after {limit:?}; stderr:\n{}", String::from_utf8_lossy(&out.stderr));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+    output_within(Command::new(env!("CARGO_BIN_EXE_bauxite")).args(args).envs(env.iter().copied()), limit)
 }
 
 /// Issue 10 #2: a panic in a worker thread used to leave the process alive with no sockets.
