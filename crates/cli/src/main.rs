@@ -134,9 +134,12 @@ fn load_profile(profile: &str, config: Option<&PathBuf>, rate: Option<RateSettin
     }
 }
 
-/// Serves `iface`'s shaper metrics on `addr` until dropped.
-fn serve_shaper_metrics(iface: &str, addr: bauxite_metrics::MetricsAddr) -> Result<bauxite_metrics::MetricsServer> {
-    let mut registry = bauxite_metrics::Registry::default();
+/// Serves `iface`'s shaper metrics (and what is already in `registry`) on `addr` until dropped.
+fn serve_shaper_metrics(
+    iface: &str,
+    addr: bauxite_metrics::MetricsAddr,
+    mut registry: bauxite_metrics::Registry,
+) -> Result<bauxite_metrics::MetricsServer> {
     bauxite_shaper::metrics::ShaperCollector::new(iface)?.register(&mut registry);
     Ok(bauxite_metrics::MetricsServer::start(addr, registry)?)
 }
@@ -156,9 +159,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let profile = load_profile(&profile, config.as_ref(), rate)?;
             let stop = stop_on_signals()?;
             let metrics = metrics.or(profile.metrics);
-            let _metrics = metrics.map(|addr| serve_shaper_metrics(&iface, addr)).transpose()?;
+            let mut registry = bauxite_metrics::Registry::default();
+            let probe_rtt = metrics.map(|_| bauxite_shaper::metrics::probe_rtt_histogram(&mut registry, &iface));
+            let _metrics = metrics.map(|addr| serve_shaper_metrics(&iface, addr, registry)).transpose()?;
             let mut options = bauxite_shaper::UpOptions::new(iface, profile);
             options.gateway_iface = gateway_iface;
+            options.probe_rtt = probe_rtt;
             bauxite_shaper::run_up(options, stop)?;
         }
         Command::Reflect { port, bind, allow, key_file, metrics } => {

@@ -38,12 +38,14 @@ pub struct UpOptions {
     /// How long the kernel programs keep obeying a daemon that stopped renewing
     /// its lease; after that they step aside and traffic flows unshaped.
     pub lease: Duration,
+    /// With `rate: auto`, every probe's round-trip time goes here (`bauxite up --metrics`).
+    pub probe_rtt: Option<prometheus_client::metrics::histogram::Histogram>,
 }
 
 impl UpOptions {
     /// Options for `profile` on `iface` with the default lease.
     pub fn new(iface: impl Into<String>, profile: ValidatedProfile) -> Self {
-        Self { iface: iface.into(), profile, gateway_iface: None, lease: Duration::from_secs(1) }
+        Self { iface: iface.into(), profile, gateway_iface: None, lease: Duration::from_secs(1), probe_rtt: None }
     }
 }
 
@@ -163,6 +165,7 @@ struct Preflight {
     reflector: Option<SocketAddr>,
     /// The probes' key (`auto_rate.key_file`), read before anything is attached.
     probe_key: Option<ProbeKey>,
+    probe_rtt: Option<prometheus_client::metrics::histogram::Histogram>,
     link: Link,
     state_dir: StateDir,
 }
@@ -171,7 +174,7 @@ struct Preflight {
 /// killed daemon left behind on this very interface.
 fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
     require_root("`bauxite up` attaches eBPF programs and qdiscs")?;
-    let UpOptions { iface, mut profile, gateway_iface, lease } = options;
+    let UpOptions { iface, mut profile, gateway_iface, lease, probe_rtt } = options;
     let reflector = match profile.rate {
         RateSetting::Auto => Some(with_probe_rule(&mut profile)?),
         RateSetting::Fixed(_) => None,
@@ -200,7 +203,7 @@ fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
     // A previous daemon that was killed may have left its tree and settings behind.
     down(&iface)?;
     let link = find_link(&mut rtnl, &iface)?;
-    Ok(Preflight { iface, profile, gateway_iface, lease, reflector, probe_key, link, state_dir })
+    Ok(Preflight { iface, profile, gateway_iface, lease, reflector, probe_key, probe_rtt, link, state_dir })
 }
 
 /// What [`install`] put in place.
@@ -524,6 +527,9 @@ impl<'a> ControlLoop<'a> {
         let mut new_rate = None;
         while let Ok(sample) = auto.samples.try_recv() {
             auto.last_answer = Instant::now();
+            if let Some(histogram) = &self.pre.probe_rtt {
+                histogram.observe(sample.rtt.as_secs_f64());
+            }
             let at = Duration::from_nanos(sample.received_ns.saturating_sub(self.loop_start_ns));
             new_rate = auto.controller.on_rtt(at, sample.rtt, achieved).or(new_rate);
             tracing::debug!(

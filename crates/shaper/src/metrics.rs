@@ -19,6 +19,7 @@
 //! | `bauxite_link_rate_bits_per_second` | iface | the link rate (fixed, or the auto estimate) |
 //! | `bauxite_shaped_rate_bits_per_second` | iface | the rate the lanes are shaped to |
 //! | `bauxite_shaper_running` | iface | 1 while a daemon renews its lease (lanes enforced) |
+//! | `bauxite_probe_rtt_seconds` | iface | histogram of the `rate: auto` probes' round trips ([`probe_rtt_histogram`]) |
 //!
 //! and, for `bauxite reflect --metrics ADDR`, [`ReflectorMetrics`]:
 //! `bauxite_reflector_answered_total` and `bauxite_reflector_refused_total{reason}` (the
@@ -34,6 +35,7 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::{ConstCounter, Counter};
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
 use crate::StatusReader;
@@ -172,6 +174,29 @@ pub fn encode_snapshot(s: &ShaperSnapshot, encoder: &mut DescriptorEncoder) -> R
         ConstGauge::new,
         ratio(|l| l.drop_probability),
     )
+}
+
+/// Probe RTT buckets (seconds): 1 ms to 2 s, about 2x apart; a calm link answers in a few
+/// ms, a saturated modem FIFO in hundreds.
+const RTT_BUCKETS: [f64; 12] = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0];
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct IfaceLabels {
+    iface: String,
+}
+
+/// Registers `bauxite_probe_rtt_seconds{iface}` and returns the histogram the daemon fills
+/// ([`crate::UpOptions::probe_rtt`]).
+pub fn probe_rtt_histogram(registry: &mut Registry, iface: &str) -> Histogram {
+    let family =
+        Family::<IfaceLabels, Histogram, fn() -> Histogram>::new_with_constructor(|| Histogram::new(RTT_BUCKETS));
+    let histogram = family.get_or_create(&IfaceLabels { iface: iface.to_string() }).clone();
+    registry.sub_registry_with_prefix("bauxite").register(
+        "probe_rtt_seconds",
+        "Round-trip times of the rate: auto probes",
+        family,
+    );
+    histogram
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
