@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use bauxite_sim::output::{check_out_dir, write_outputs};
 use bauxite_sim::study::{Family, StudyConfig, default_start_jitter_ms};
 use bauxite_sim::{LimitScope, ScenarioConfig, Scheduler, SimError, StudyResult, run_study};
@@ -16,6 +16,36 @@ pub enum SimCommand {
     Run(RunArgs),
     /// Run scenario families (the seed's study and more) in parallel.
     Study(StudyArgs),
+    /// The robot's lanes, the shaper's control laws and a (trace-driven) link in
+    /// simulated time: both demo phases, the demo's figures and charts.
+    Robot(RobotArgs),
+}
+
+/// `bauxite sim robot`.
+#[derive(Args, Debug)]
+pub struct RobotArgs {
+    /// A built-in profile (robot, orchestrator) or a profile YAML file.
+    #[arg(long, default_value = "robot")]
+    profile: String,
+    /// The link, e.g. `trace=FILE,queue=100kb,delay=20ms` or `rate=1.5mbit`
+    /// (default: the seed's step drop, 50 -> 1.5 Mbit/s at 5 s, 100 KB modem buffer).
+    #[arg(long)]
+    link: Option<String>,
+    /// The protected phase's shaper rate: a rate known to the shaper (1.5mbit) or auto.
+    #[arg(long, default_value = "auto")]
+    rate: String,
+    /// Simulated seconds per phase (at most a day).
+    #[arg(long, allow_negative_numbers = true, default_value_t = 20.0)]
+    duration: f64,
+    /// Seeds to run (1 to 1000); figures pool them.
+    #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
+    seeds: u32,
+    /// First seed; seed k uses seed + k.
+    #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
+    seed: u64,
+    /// Where results go.
+    #[arg(long)]
+    out: PathBuf,
 }
 
 /// `bauxite sim run`.
@@ -198,6 +228,7 @@ impl ScenarioArgs {
 /// Runs a `bauxite sim` subcommand.
 pub fn run(command: SimCommand) -> Result<()> {
     let (study, out) = match command {
+        SimCommand::Robot(args) => return robot(&args),
         SimCommand::Run(args) => {
             let mut base = ScenarioConfig {
                 scheduler: args.scheduler.parse::<Scheduler>()?,
@@ -262,5 +293,62 @@ fn execute(study: &StudyConfig, out: &Path) -> Result<()> {
         result.runs.len()
     );
     eprintln!("bauxite sim: results in {}", out.display());
+    Ok(())
+}
+
+/// The seed's step drop: 50 Mbit/s, then 1.5 Mbit/s from 5 s, behind a 100 KB buffer.
+const STEP_DROP: &str = "step 50mbit -> 1.5mbit at 5s, queue=100kb";
+
+/// `bauxite sim robot`: checks every input (and --out) before running anything.
+fn robot(args: &RobotArgs) -> Result<()> {
+    use bauxite_core::link::{LinkConfig, LinkRate, LinkSpec, Timeline};
+    use bauxite_core::{BitRate, Profile};
+    use bauxite_sim::robot::{RateMode, RobotConfig, output, simulate};
+    use std::time::Duration;
+
+    let profile = match Profile::builtin(&args.profile) {
+        Some(p) => p.validate().with_context(|| format!("the built-in profile `{}`", args.profile))?,
+        None => bauxite_core::load_profile(Path::new(&args.profile)).context("--profile")?,
+    };
+    let rate = match args.rate.trim() {
+        r if r.eq_ignore_ascii_case("auto") => RateMode::Auto,
+        r => RateMode::Fixed(r.parse::<BitRate>().map_err(|e| SimError::invalid("rate", e.to_string()))?),
+    };
+    if !(args.duration.is_finite() && args.duration > 0.0 && args.duration <= 86_400.0) {
+        return Err(SimError::invalid("duration", format!("{} is not between 0 and 86400 s", args.duration)).into());
+    }
+    if !(1..=1000).contains(&args.seeds) {
+        return Err(SimError::invalid("seeds", format!("{} is not between 1 and 1000", args.seeds)).into());
+    }
+    let (link, timeline, label) = match &args.link {
+        Some(text) => {
+            let spec: LinkSpec = text.parse().map_err(|e| SimError::invalid("link", format!("{e}")))?;
+            let config = spec.config().map_err(|e| SimError::invalid("link", format!("{e}")))?;
+            let timeline = spec.timeline().map_err(|e| SimError::invalid("link", format!("{e}")))?;
+            (config, timeline, text.clone())
+        }
+        None => (
+            LinkConfig { rate: LinkRate::Constant(BitRate::from_bps(50_000_000)), ..LinkConfig::default() },
+            Timeline::of_rates(&[(Duration::from_secs(5), BitRate::from_bps(1_500_000))]),
+            STEP_DROP.to_string(),
+        ),
+    };
+    check_out_dir(&args.out)?;
+    let config = RobotConfig {
+        profile,
+        workload: bauxite_core::workload::WorkloadSpec::default(),
+        link,
+        timeline,
+        duration: Duration::from_secs_f64(args.duration),
+        rate,
+        seed: args.seed,
+    };
+    let started = std::time::Instant::now();
+    let outcome = simulate(&config, args.seeds, &label);
+    let wall = started.elapsed();
+    output::write_outputs(&args.out, &outcome.summary, &outcome.runs[0], &outcome.link)?;
+    print!("{}", output::summary_md(&outcome.summary));
+    println!("\nsimulated {} seed(s) x 2 phases x {} s in {:.2} s", args.seeds, args.duration, wall.as_secs_f64());
+    eprintln!("bauxite sim robot: results in {}", args.out.display());
     Ok(())
 }

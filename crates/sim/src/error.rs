@@ -24,6 +24,9 @@ pub enum SimError {
     /// The output directory cannot be created or written to.
     #[error("--out")]
     OutDir(#[source] bauxite_core::OutDirError),
+    /// Drawing a chart failed.
+    #[error(transparent)]
+    Chart(#[from] bauxite_telemetry::chart::ChartError),
     /// Encoding the JSON summary failed.
     #[error("encoding summary.json")]
     Json(#[from] serde_json::Error),

@@ -25,6 +25,7 @@ pub mod monitor;
 pub mod output;
 pub mod packet;
 pub mod reference;
+pub mod robot;
 pub mod scenario;
 pub mod scheduler;
 pub mod series;

@@ -1,0 +1,236 @@
+//! The robot's egress under the shaper: the profile's lanes as HTB runs them.
+//!
+//! Each lane is a bounded FIFO (`queue_limit` packets, tail drop) with a
+//! guaranteed rate, `share × rate`, and may borrow up to the shaped rate. As in HTB,
+//! a lane within its own rate (its token bucket not in debt) sends at once, whatever
+//! the others do; a lane beyond it sends only while the shaped rate (the parent's
+//! bucket) has room, and then the most urgent lane goes first (HTB's `prio`). Every
+//! packet is charged to its lane's bucket and to the parent's. Packets leave for
+//! the link at once: the robot's own interface is far faster than the link.
+//! Buckets hold about 10 ms of their rate (at least two full packets), as HTB's
+//! default bursts do.
+
+use std::collections::VecDeque;
+
+use bauxite_control::LaneSample;
+use bauxite_core::{Match, PortSide, Protocol, ValidatedProfile};
+
+/// How much sending a token bucket holds: HTB's burst, about 10 ms of its rate.
+const BURST_S: f64 = 0.01;
+/// The smallest burst: two full-size packets (HTB never allows less than one MTU).
+const MIN_BURST_BYTES: f64 = 3000.0;
+
+/// A packet waiting in a lane: the caller's handle and its size.
+#[derive(Clone, Copy, Debug)]
+pub struct Queued {
+    /// The caller's handle.
+    pub token: u32,
+    /// Bytes on the wire.
+    pub len: u32,
+}
+
+#[derive(Clone, Debug)]
+struct Lane {
+    queue: VecDeque<Queued>,
+    bytes: u64,
+    limit: usize,
+    share: f64,
+    /// The lane's own bucket, bytes (negative: in debt).
+    tokens: f64,
+    sent_bytes: u64,
+}
+
+/// The lanes and the shaped rate they share.
+#[derive(Clone, Debug)]
+pub struct Egress {
+    lanes: Vec<Lane>,
+    rate_bps: f64,
+    /// The parent's bucket (the shaped rate), bytes.
+    ctokens: f64,
+    refilled_ns: u64,
+}
+
+fn burst(rate_bps: f64) -> f64 {
+    (rate_bps / 8.0 * BURST_S).max(MIN_BURST_BYTES)
+}
+
+impl Egress {
+    /// The lanes of `profile` shaped at `rate_bps`, buckets full.
+    pub fn new(profile: &ValidatedProfile, rate_bps: f64) -> Self {
+        let lanes = profile
+            .profile()
+            .lanes
+            .iter()
+            .map(|l| Lane {
+                queue: VecDeque::new(),
+                bytes: 0,
+                limit: l.queue_limit as usize,
+                share: l.share,
+                tokens: burst(l.share * rate_bps),
+                sent_bytes: 0,
+            })
+            .collect();
+        Self { lanes, rate_bps, ctokens: burst(rate_bps), refilled_ns: 0 }
+    }
+
+    /// A new shaped rate (from `rate: auto`), from `now_ns` on.
+    pub fn set_rate(&mut self, now_ns: u64, rate_bps: f64) {
+        self.refill(now_ns);
+        self.rate_bps = rate_bps.max(1.0);
+    }
+
+    /// Puts a packet in `lane`; `false` when the lane is full (tail drop).
+    pub fn enqueue(&mut self, lane: usize, packet: Queued) -> bool {
+        let lane = &mut self.lanes[lane];
+        if lane.queue.len() >= lane.limit {
+            return false;
+        }
+        lane.bytes += u64::from(packet.len);
+        lane.queue.push_back(packet);
+        true
+    }
+
+    /// The next packet allowed to leave at `now_ns`, if any.
+    pub fn dequeue(&mut self, now_ns: u64) -> Option<Queued> {
+        self.refill(now_ns);
+        let backlogged = |l: &&Lane| !l.queue.is_empty();
+        let within_rate = self.lanes.iter().position(|l| backlogged(&l) && l.tokens >= 0.0);
+        let borrowing = || (self.ctokens >= 0.0).then(|| self.lanes.iter().position(|l| backlogged(&l))).flatten();
+        let pick = within_rate.or_else(borrowing)?;
+        let rate = self.rate_bps;
+        let lane = &mut self.lanes[pick];
+        let packet = lane.queue.pop_front().expect("a backlogged lane");
+        lane.bytes -= u64::from(packet.len);
+        lane.sent_bytes += u64::from(packet.len);
+        // Debt is bounded as HTB bounds it, so a lane that borrowed long is not
+        // locked out of its own rate for long afterwards.
+        lane.tokens = (lane.tokens - f64::from(packet.len)).max(-burst(lane.share * rate));
+        self.ctokens = (self.ctokens - f64::from(packet.len)).max(-burst(rate));
+        Some(packet)
+    }
+
+    /// When a waiting packet may next leave (now, or when a bucket it needs refills).
+    pub fn next_send_ns(&self, now_ns: u64) -> Option<u64> {
+        let wait_ns = |deficit: f64, rate_bps: f64| (deficit.max(0.0) * 8.0 / rate_bps.max(1.0) * 1e9).ceil() as u64;
+        let parent = wait_ns(-self.ctokens, self.rate_bps);
+        self.lanes
+            .iter()
+            .filter(|l| !l.queue.is_empty())
+            .map(|l| wait_ns(-l.tokens, l.share * self.rate_bps).min(parent))
+            .min()
+            .map(|wait| self.refilled_ns.max(now_ns) + wait)
+    }
+
+    fn refill(&mut self, now_ns: u64) {
+        let dt = now_ns.saturating_sub(self.refilled_ns) as f64 / 1e9;
+        self.refilled_ns = self.refilled_ns.max(now_ns);
+        let rate = self.rate_bps;
+        self.ctokens = (self.ctokens + rate / 8.0 * dt).min(burst(rate));
+        for lane in &mut self.lanes {
+            lane.tokens = (lane.tokens + lane.share * rate / 8.0 * dt).min(burst(lane.share * rate));
+        }
+    }
+
+    /// What the shaper's control loop reads about each lane (HTB's class statistics).
+    pub fn samples(&self) -> Vec<LaneSample> {
+        self.lanes
+            .iter()
+            .map(|l| LaneSample {
+                sent_bytes: l.sent_bytes,
+                backlog_bytes: l.bytes,
+                backlog_packets: l.queue.len() as u64,
+            })
+            .collect()
+    }
+}
+
+/// The lane of a packet, as the shaper's classifier decides: the first rule that
+/// matches, else the default lane. The simulated packets carry no DSCP, so DSCP
+/// rules never match.
+pub fn lane_of(profile: &ValidatedProfile, protocol: Protocol, src_port: u16, dst_port: u16) -> usize {
+    profile
+        .resolved_rules()
+        .find(|(_, m)| match m {
+            Match::Port { protocol: p, ports, side } => {
+                let hit = |port: u16| (ports.first..=ports.last).contains(&port);
+                *p == protocol
+                    && match side {
+                        PortSide::Dst => hit(dst_port),
+                        PortSide::Src => hit(src_port),
+                        PortSide::Either => hit(dst_port) || hit(src_port),
+                    }
+            }
+            Match::Dscp(_) => false,
+        })
+        .map_or(profile.default_lane_index(), |(lane, _)| lane)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bauxite_core::Profile;
+
+    fn robot() -> ValidatedProfile {
+        Profile::robot().validate().unwrap()
+    }
+
+    #[test]
+    fn the_robot_profile_classifies_the_seed_ports() {
+        let p = robot();
+        assert_eq!(lane_of(&p, Protocol::Udp, 40000, 7400), 0);
+        assert_eq!(lane_of(&p, Protocol::Udp, 40000, 7401), 0);
+        assert_eq!(lane_of(&p, Protocol::Udp, 40000, 7410), 1);
+        assert_eq!(lane_of(&p, Protocol::Tcp, 40000, 8080), 2);
+        assert_eq!(lane_of(&p, Protocol::Udp, 40000, 9999), 1, "the default lane");
+    }
+
+    /// Drains the egress from `now`, returning (token, departure ns) in order.
+    fn drain(e: &mut Egress, mut now: u64) -> Vec<(u32, u64)> {
+        let mut out = Vec::new();
+        while let Some(at) = e.next_send_ns(now) {
+            now = at;
+            while let Some(q) = e.dequeue(now) {
+                out.push((q.token, now));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_shaped_rate_paces_a_backlog_after_the_burst() {
+        let mut e = Egress::new(&robot(), 1.2e6); // 1500 B = 10 ms
+        for t in 0..20 {
+            assert!(e.enqueue(2, Queued { token: t, len: 1500 }));
+        }
+        let out = drain(&mut e, 0);
+        assert_eq!(out.len(), 20);
+        let last = out[19].1 as f64 / 1e6;
+        // Three packets leave at once (a full bucket, and a lane at zero may still
+        // send); the other 25 500 bytes at 1.2 Mbit/s take 170 ms.
+        assert!((169.0..=171.0).contains(&last), "the last one left at {last} ms");
+    }
+
+    #[test]
+    fn a_lane_within_its_rate_leaves_at_once_behind_a_borrowing_backlog() {
+        let mut e = Egress::new(&robot(), 1.2e6);
+        for t in 0..20 {
+            e.enqueue(2, Queued { token: t, len: 1500 });
+        }
+        drain(&mut e, 0);
+        for t in 0..20 {
+            e.enqueue(2, Queued { token: 100 + t, len: 1500 });
+        }
+        let now = 200_000_000;
+        e.dequeue(now);
+        assert!(e.enqueue(0, Queued { token: 999, len: 100 }));
+        assert_eq!(e.dequeue(now).map(|q| q.token), Some(999), "critical goes at once, within its own rate");
+    }
+
+    #[test]
+    fn a_full_lane_drops_at_its_tail() {
+        let mut e = Egress::new(&robot(), 1e6);
+        let accepted = (0..60).filter(|&t| e.enqueue(2, Queued { token: t, len: 1500 })).count();
+        assert_eq!(accepted, 48, "the robot's bulk lane holds 48 packets");
+        assert_eq!(e.samples()[2].backlog_packets, 48);
+    }
+}

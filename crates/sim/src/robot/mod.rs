@@ -1,0 +1,212 @@
+//! `bauxite sim robot`: the robot's profile, the shaper's control laws and a
+//! trace-driven link in simulated time.
+//!
+//! The topology is seed 000's demo: robot → its egress → the modem's link → base,
+//! with a return path for ACKs and probe answers. Each run has the demo's two
+//! phases: the **standard** stack (every packet straight into the modem's FIFO) and
+//! the **protected** one (the profile's lanes, the shaper's congested state with
+//! PIE early drop, and its rate, fixed or `rate: auto`).
+//!
+//! - The workload is `bauxite_core::workload`'s, the one netlab's namespaces run:
+//!   periodic UDP streams, and the video whose encoder skips frames while its
+//!   socket holds unsent bytes.
+//! - The link is `bauxite_core::link::LinkModel`, the emulator's own (drop-tail
+//!   queue, constant rate or a mahimahi trace, loss, delay and jitter, a timeline).
+//!   The return path is uncongested and takes the link's configured delay.
+//! - The lanes ([`egress`]) are HTB's: strict priority with guaranteed shares,
+//!   bounded queues; early drop is `bauxite_control::Controller` (PIE) polled every
+//!   `congestion.poll_interval` with the lanes' counters, as the daemon polls netlink.
+//! - `rate: auto` is `bauxite_control::RateController`, fed with probes that ride
+//!   the critical lane to a reflector at the base.
+//! - The video's TCP is Reno with SACK-like loss detection ([`tcp`] says what it
+//!   leaves out).
+//!
+//! Nothing reads a clock: the same configuration and seed give the same
+//! [`RobotSummary`], byte for byte.
+
+pub mod egress;
+pub mod metrics;
+pub mod output;
+pub mod tcp;
+mod world;
+
+use std::time::Duration;
+
+use bauxite_core::link::{LinkConfig, Timeline};
+use bauxite_core::workload::WorkloadSpec;
+use bauxite_core::{BitRate, ValidatedProfile};
+
+pub use metrics::{PhaseSummary, RobotSummary};
+pub use world::{BIN_NS, DRAIN};
+
+/// The shaper's rate in the protected phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RateMode {
+    /// A rate known to the shaper (`--rate 1.5mbit`), for the whole phase.
+    Fixed(BitRate),
+    /// `rate: auto`: estimated from probes by the shaper's own controller.
+    Auto,
+}
+
+impl std::fmt::Display for RateMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RateMode::Fixed(rate) => rate.fmt(f),
+            RateMode::Auto => f.write_str("auto"),
+        }
+    }
+}
+
+/// One simulated run's inputs.
+#[derive(Clone, Debug)]
+pub struct RobotConfig {
+    /// The lanes and the control laws' policies.
+    pub profile: ValidatedProfile,
+    /// What the robot sends.
+    pub workload: WorkloadSpec,
+    /// The link at the start.
+    pub link: LinkConfig,
+    /// The link's changes.
+    pub timeline: Timeline,
+    /// How long the senders run (the network drains for [`DRAIN`] after).
+    pub duration: Duration,
+    /// The protected phase's rate.
+    pub rate: RateMode,
+    /// Start offsets, the link's randomness (added to its own seed), early drops.
+    pub seed: u64,
+}
+
+/// A critical message (one of the profile's first lane).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CriticalMessage {
+    /// When it was sent (ns from the start).
+    pub sent_ns: u64,
+    /// Its latency; `None` if it was lost.
+    pub latency_ns: Option<u64>,
+    /// The link's own floor for it when it was sent: the latency it would have had alone.
+    pub floor_ns: u64,
+    /// How much longer a full-size packet just ahead of it on the link would hold it
+    /// (one MTU's serialisation): the wait no scheduler avoids, as the link never
+    /// preempts a packet it carries.
+    pub head_of_line_ns: u64,
+}
+
+/// A video frame that arrived complete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameDelivery {
+    /// When the camera captured it (ns).
+    pub capture_ns: u64,
+    /// When its last byte arrived at the base (ns).
+    pub arrived_ns: u64,
+    /// Its size.
+    pub bytes: u32,
+}
+
+/// What one phase measured.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PhaseTrace {
+    /// Every critical message, in send order.
+    pub critical: Vec<CriticalMessage>,
+    /// Corrections as they arrived: (arrival ns, seq, send ns).
+    pub corrections: Vec<(u64, u32, u64)>,
+    /// Frames delivered, in arrival order.
+    pub frames: Vec<FrameDelivery>,
+    /// Frames the camera produced.
+    pub video_offered: u32,
+    /// Of those, frames the encoder skipped.
+    pub video_skipped: u32,
+    /// Bulk packets the shaper discarded early.
+    pub bulk_dropped_packets: u64,
+    /// UDP messages lost anywhere.
+    pub lost_messages: u64,
+    /// The shaper's link rate estimate: (ns, bit/s) at each change (empty for the standard stack).
+    pub link_rate: Vec<(u64, u64)>,
+    /// Video bytes (on the wire) delivered per [`BIN_NS`] bin.
+    pub video_bytes: Vec<u64>,
+    /// Other bytes (messages, probes) delivered per bin.
+    pub other_bytes: Vec<u64>,
+}
+
+/// Both phases of one seed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SeedRun {
+    /// The seed.
+    pub seed: u64,
+    /// The standard stack.
+    pub standard: PhaseTrace,
+    /// Bauxite.
+    pub protected: PhaseTrace,
+}
+
+/// Runs both phases of `config`.
+pub fn run_seed(config: &RobotConfig) -> SeedRun {
+    SeedRun { seed: config.seed, standard: world::run_phase(config, false), protected: world::run_phase(config, true) }
+}
+
+/// Runs one phase: with the shaper (`shaped`) or the standard stack.
+pub fn run_phase(config: &RobotConfig, shaped: bool) -> PhaseTrace {
+    world::run_phase(config, shaped)
+}
+
+/// The video's TCP model, as `summary.json` states it.
+pub const TCP_MODEL: &str = "Reno with SACK-like loss detection and ACK clocking, one ACK per segment, \
+RTO >= 200 ms; a segment the robot's egress refuses stays unsent and reduces the window (Linux's CWR). \
+Left out: CUBIC's growth, delayed ACKs, Nagle, TSO/GSO, pacing, HyStart, TCP small queues, receive windows, F-RTO.";
+
+/// Everything one `sim robot` run produced.
+#[derive(Clone, Debug)]
+pub struct RobotOutcome {
+    /// `summary.json`.
+    pub summary: RobotSummary,
+    /// What the link offered.
+    pub link: metrics::LinkFacts,
+    /// Both phases of every seed, in seed order.
+    pub runs: Vec<SeedRun>,
+}
+
+/// Runs seeds `base.seed .. base.seed + seeds` (in parallel; results in seed order)
+/// and pools their figures. `link_text` and `profile_name` label the summary.
+pub fn simulate(base: &RobotConfig, seeds: u32, link_text: &str) -> RobotOutcome {
+    use rayon::prelude::*;
+    let runs: Vec<SeedRun> = (0..u64::from(seeds))
+        .into_par_iter()
+        .map(|k| run_seed(&RobotConfig { seed: base.seed + k, ..base.clone() }))
+        .collect();
+    let duration_ns = u64::try_from(base.duration.as_nanos()).unwrap_or(u64::MAX);
+    let link = metrics::LinkFacts::of(&base.link, &base.timeline, duration_ns);
+    let hz = base.workload.control_loop_hz;
+    let standard: Vec<&PhaseTrace> = runs.iter().map(|r| &r.standard).collect();
+    let protected: Vec<&PhaseTrace> = runs.iter().map(|r| &r.protected).collect();
+    let mut entries = Vec::new();
+    for r in &runs {
+        entries.push(metrics::RunEntry {
+            seed: r.seed,
+            phase: 1,
+            summary: metrics::summarize(&[&r.standard], &link, hz, false),
+        });
+        entries.push(metrics::RunEntry {
+            seed: r.seed,
+            phase: 2,
+            summary: metrics::summarize(&[&r.protected], &link, hz, true),
+        });
+    }
+    let summary = RobotSummary {
+        seeds,
+        profile: base.profile.profile().name.clone(),
+        link: metrics::LinkSummary {
+            spec: link_text.to_string(),
+            mean_capacity_mbps: link.mean_capacity_mbps(),
+            drop_at_s: link.drop_at_ns as f64 / 1e9,
+            drops_s: link.drops_ns.iter().map(|&d| d as f64 / 1e9).collect(),
+        },
+        protected_rate: base.rate.to_string(),
+        duration_s: base.duration.as_secs_f64(),
+        tcp_model: TCP_MODEL.to_string(),
+        phases: metrics::Phases {
+            standard: metrics::summarize(&standard, &link, hz, false),
+            protected: metrics::summarize(&protected, &link, hz, true),
+        },
+        runs: entries,
+    };
+    RobotOutcome { summary, link, runs }
+}

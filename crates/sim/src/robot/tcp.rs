@@ -1,0 +1,356 @@
+//! The video's TCP, as much of it as the video's sender needs.
+//!
+//! **The model** is Reno with selective acknowledgements and ACK clocking: one ACK
+//! per segment; slow start, then one segment per window per RTT; a segment is lost
+//! when one sent after it is acknowledged (the network never reorders, so that is
+//! RACK's verdict with no reordering window), which halves the window once per
+//! window of data; a retransmission timeout (RFC 6298, at least 200 ms as in Linux)
+//! marks everything in flight lost and restarts from one segment. A segment the
+//! robot's own egress refuses (the shaper's early drop, a full lane) is not sent:
+//! as Linux does on `NET_XMIT_DROP`, the window is reduced (CWR) and the segment is
+//! tried again at the next ACK (or at the timeout if nothing is in flight). Its
+//! bytes stay unsent in the socket, which is what makes the encoder skip frames.
+//!
+//! **Left out**: CUBIC's window growth (Reno's is slower to refill a large window:
+//! at 1.5 Mbit/s and tens of ms of RTT the window is a few segments and the two
+//! agree), delayed ACKs, Nagle, TSO/GSO bursts, pacing, HyStart, TCP small queues,
+//! receive windows, spurious-timeout undo (F-RTO) and the timestamps option (its
+//! bytes are in the 52-byte header).
+
+use std::collections::{BTreeMap, VecDeque};
+
+/// Payload bytes per full segment (1500-byte packets with timestamps).
+pub const MSS: u32 = 1448;
+/// IP and TCP headers with the timestamps option.
+pub const HEADER: u32 = 52;
+/// The smallest retransmission timeout (Linux's `TCP_RTO_MIN`).
+const MIN_RTO_NS: u64 = 200_000_000;
+/// The timeout before any RTT is measured (RFC 6298: 1 s).
+const INITIAL_RTO_NS: u64 = 1_000_000_000;
+/// Linux's initial window.
+const INITIAL_WINDOW: f64 = 10.0;
+
+/// One transmission of a range of the byte stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Transmission number: every (re)transmission has its own.
+    pub tx: u64,
+    /// First byte of the stream it carries.
+    pub start: u64,
+    /// Payload bytes.
+    pub len: u32,
+    /// Whether it carries bytes sent before.
+    pub retransmission: bool,
+}
+
+impl Segment {
+    /// Bytes on the wire.
+    pub fn wire_len(&self) -> u32 {
+        self.len + HEADER
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    start: u64,
+    len: u32,
+    sent_ns: u64,
+    retransmission: bool,
+}
+
+/// The sending side.
+#[derive(Clone, Debug)]
+pub struct Sender {
+    /// Bytes the application wrote.
+    written: u64,
+    /// The first byte never sent.
+    next_new: u64,
+    in_flight: BTreeMap<u64, InFlight>,
+    /// Ranges to send again, first first.
+    lost: VecDeque<(u64, u32)>,
+    next_tx: u64,
+    cwnd: f64,
+    ssthresh: f64,
+    /// Losses of transmissions up to this one belong to the current reduction.
+    recovery_until: Option<u64>,
+    srtt_ns: Option<f64>,
+    rttvar_ns: f64,
+    rto_ns: u64,
+    /// Refused by the egress: wait for an ACK (or the timeout) before trying again.
+    blocked: bool,
+    /// Bytes acknowledged (in any order).
+    pub acked_bytes: u64,
+    /// Retransmissions sent.
+    pub retransmissions: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+}
+
+impl Default for Sender {
+    fn default() -> Self {
+        Self {
+            written: 0,
+            next_new: 0,
+            in_flight: BTreeMap::new(),
+            lost: VecDeque::new(),
+            next_tx: 0,
+            cwnd: INITIAL_WINDOW,
+            ssthresh: f64::INFINITY,
+            recovery_until: None,
+            srtt_ns: None,
+            rttvar_ns: 0.0,
+            rto_ns: INITIAL_RTO_NS,
+            blocked: false,
+            acked_bytes: 0,
+            retransmissions: 0,
+            timeouts: 0,
+        }
+    }
+}
+
+impl Sender {
+    /// The application writes `bytes` more.
+    pub fn write(&mut self, bytes: u64) {
+        self.written += bytes;
+    }
+
+    /// Bytes the application wrote so far: the stream offset its next write starts at.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
+    /// Bytes written but never sent (Linux's `SIOCOUTQNSD`): what the encoder watches.
+    pub fn unsent(&self) -> u64 {
+        self.written - self.next_new
+    }
+
+    /// The next segment the window allows, if there is data and no refusal pending.
+    /// The caller offers it to the egress and reports [`Sender::sent`] or
+    /// [`Sender::refused`].
+    pub fn next_segment(&self) -> Option<Segment> {
+        if self.blocked || self.in_flight.len() as f64 >= self.cwnd.floor().max(1.0) {
+            return None;
+        }
+        if let Some(&(start, len)) = self.lost.front() {
+            return Some(Segment { tx: self.next_tx, start, len, retransmission: true });
+        }
+        let len = (self.written - self.next_new).min(u64::from(MSS)) as u32;
+        (len > 0).then_some(Segment { tx: self.next_tx, start: self.next_new, len, retransmission: false })
+    }
+
+    /// `segment` (from [`Sender::next_segment`]) left the host at `now_ns`.
+    pub fn sent(&mut self, segment: Segment, now_ns: u64) {
+        if segment.retransmission {
+            self.lost.pop_front();
+            self.retransmissions += 1;
+        } else {
+            self.next_new += u64::from(segment.len);
+        }
+        self.in_flight.insert(
+            segment.tx,
+            InFlight {
+                start: segment.start,
+                len: segment.len,
+                sent_ns: now_ns,
+                retransmission: segment.retransmission,
+            },
+        );
+        self.next_tx += 1;
+    }
+
+    /// The host's egress refused the segment: reduce the window once per window of
+    /// data (Linux's CWR) and wait for an ACK before trying again.
+    pub fn refused(&mut self) {
+        self.blocked = true;
+        self.reduce();
+    }
+
+    fn reduce(&mut self) {
+        if self.recovery_until.is_some_and(|r| self.in_flight.keys().next().is_some_and(|&first| first < r)) {
+            return;
+        }
+        self.ssthresh = (self.cwnd / 2.0).max(2.0);
+        self.cwnd = self.ssthresh;
+        self.recovery_until = Some(self.next_tx);
+    }
+
+    /// The ACK of transmission `tx` arrived at `now_ns`.
+    pub fn on_ack(&mut self, tx: u64, now_ns: u64) {
+        self.blocked = false;
+        let Some(seg) = self.in_flight.remove(&tx) else { return };
+        self.acked_bytes += u64::from(seg.len);
+        if !seg.retransmission {
+            self.rtt_sample(now_ns.saturating_sub(seg.sent_ns) as f64);
+        }
+        // Everything sent before it and not acknowledged was lost (no reordering).
+        let lost: Vec<u64> = self.in_flight.range(..tx).map(|(&t, _)| t).collect();
+        if !lost.is_empty() {
+            for t in lost {
+                let l = self.in_flight.remove(&t).expect("in flight");
+                self.lost.push_back((l.start, l.len));
+            }
+            self.reduce();
+        } else if self.recovery_until.is_none_or(|r| tx >= r) {
+            self.cwnd += if self.cwnd < self.ssthresh { 1.0 } else { 1.0 / self.cwnd };
+        }
+    }
+
+    fn rtt_sample(&mut self, rtt: f64) {
+        match self.srtt_ns {
+            None => {
+                self.srtt_ns = Some(rtt);
+                self.rttvar_ns = rtt / 2.0;
+            }
+            Some(srtt) => {
+                self.rttvar_ns = 0.75 * self.rttvar_ns + 0.25 * (srtt - rtt).abs();
+                self.srtt_ns = Some(0.875 * srtt + 0.125 * rtt);
+            }
+        }
+        let srtt = self.srtt_ns.expect("just set");
+        self.rto_ns = ((srtt + 4.0 * self.rttvar_ns) as u64).max(MIN_RTO_NS);
+    }
+
+    /// When the retransmission timer fires if nothing is acknowledged: counted from
+    /// the oldest transmission in flight.
+    pub fn timeout_at(&self) -> Option<u64> {
+        self.in_flight.values().next().map(|oldest| oldest.sent_ns + self.rto_ns)
+    }
+
+    /// A refused segment with nothing in flight waits for no ACK: Linux tries again
+    /// after its probe timer, one retransmission timeout. `None` if that is not the case.
+    pub fn retry_after_ns(&self) -> Option<u64> {
+        (self.blocked && self.in_flight.is_empty()).then_some(self.rto_ns)
+    }
+
+    /// The probe timer fired: try sending again.
+    pub fn unblock(&mut self) {
+        self.blocked = false;
+    }
+
+    /// The retransmission timer fired at `now_ns` (the caller checked [`Sender::timeout_at`]).
+    pub fn on_timeout(&mut self) {
+        self.blocked = false;
+        if self.in_flight.is_empty() {
+            return;
+        }
+        self.timeouts += 1;
+        let flight: Vec<InFlight> = std::mem::take(&mut self.in_flight).into_values().collect();
+        self.ssthresh = (flight.len() as f64 / 2.0).max(2.0);
+        self.cwnd = 1.0;
+        self.recovery_until = Some(self.next_tx);
+        // Retransmit in stream order, ahead of anything already waiting.
+        for seg in flight.iter().rev() {
+            self.lost.push_front((seg.start, seg.len));
+        }
+        self.rto_ns = (self.rto_ns * 2).min(60_000_000_000);
+    }
+}
+
+/// The receiving side: reassembles the byte stream and says when frames complete.
+#[derive(Clone, Debug, Default)]
+pub struct Receiver {
+    /// Every byte before this one arrived.
+    next: u64,
+    /// Byte ranges that arrived out of order: start → end.
+    out_of_order: BTreeMap<u64, u64>,
+}
+
+impl Receiver {
+    /// A segment carrying `[start, start + len)` arrived; returns how far the
+    /// in-order stream now reaches.
+    pub fn on_segment(&mut self, start: u64, len: u32) -> u64 {
+        let end = start + u64::from(len);
+        if start <= self.next {
+            self.next = self.next.max(end);
+        } else {
+            let slot = self.out_of_order.entry(start).or_insert(end);
+            *slot = (*slot).max(end);
+        }
+        while let Some((&s, &e)) = self.out_of_order.first_key_value() {
+            if s > self.next {
+                break;
+            }
+            self.next = self.next.max(e);
+            self.out_of_order.pop_first();
+        }
+        self.next
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send_all(s: &mut Sender, now: u64) -> Vec<Segment> {
+        let mut out = Vec::new();
+        while let Some(seg) = s.next_segment() {
+            s.sent(seg, now);
+            out.push(seg);
+        }
+        out
+    }
+
+    #[test]
+    fn slow_start_doubles_the_window_each_round_trip() {
+        let mut s = Sender::default();
+        s.write(100 * u64::from(MSS));
+        let first = send_all(&mut s, 0);
+        assert_eq!(first.len(), 10, "the initial window");
+        for seg in &first {
+            s.on_ack(seg.tx, 10_000_000);
+        }
+        assert_eq!(send_all(&mut s, 10_000_000).len(), 20);
+        assert_eq!(s.unsent(), 70 * u64::from(MSS));
+    }
+
+    #[test]
+    fn a_loss_is_found_by_a_later_ack_and_halves_the_window_once() {
+        let mut s = Sender::default();
+        s.write(100 * u64::from(MSS));
+        let first = send_all(&mut s, 0);
+        // Segments 1 and 2 are lost; 0 and 3.. are acknowledged.
+        s.on_ack(first[0].tx, 10_000_000);
+        for seg in &first[3..] {
+            s.on_ack(seg.tx, 10_000_000);
+        }
+        assert_eq!(s.cwnd, 5.5, "11 after the first ACK, halved once for both losses");
+        let again = s.next_segment().unwrap();
+        assert!(again.retransmission && again.start == u64::from(MSS), "{again:?}");
+    }
+
+    #[test]
+    fn a_refused_segment_stays_unsent_until_an_ack() {
+        let mut s = Sender::default();
+        s.write(3 * u64::from(MSS));
+        let seg = s.next_segment().unwrap();
+        s.sent(seg, 0);
+        let refused = s.next_segment().unwrap();
+        s.refused();
+        assert_eq!(s.next_segment(), None, "blocked until an ACK");
+        assert_eq!(s.unsent(), 2 * u64::from(MSS));
+        s.on_ack(seg.tx, 5_000_000);
+        assert_eq!(s.next_segment().unwrap().start, refused.start, "the same bytes, tried again");
+    }
+
+    #[test]
+    fn a_timeout_resends_everything_in_flight_from_one_segment() {
+        let mut s = Sender::default();
+        s.write(5 * u64::from(MSS));
+        send_all(&mut s, 0);
+        assert_eq!(s.timeout_at(), Some(INITIAL_RTO_NS));
+        s.on_timeout();
+        let seg = s.next_segment().unwrap();
+        assert!(seg.retransmission && seg.start == 0);
+        s.sent(seg, INITIAL_RTO_NS);
+        assert_eq!(s.next_segment(), None, "a window of one");
+    }
+
+    #[test]
+    fn the_receiver_reassembles_out_of_order_ranges() {
+        let mut r = Receiver::default();
+        assert_eq!(r.on_segment(0, 100), 100);
+        assert_eq!(r.on_segment(200, 100), 100, "a hole");
+        assert_eq!(r.on_segment(100, 100), 300, "filled");
+        assert_eq!(r.on_segment(0, 100), 300, "a duplicate changes nothing");
+    }
+}

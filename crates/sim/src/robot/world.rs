@@ -1,0 +1,533 @@
+//! The event loop of one phase: robot apps → the profile's lanes (or nothing, for
+//! the standard stack) → the modem's link → base, and the return path of ACKs and
+//! probe answers.
+//!
+//! Every component is a state machine driven by the simulated clock: the link is
+//! `bauxite_core::link::LinkModel`, the lanes [`Egress`], the video's TCP
+//! [`tcp::Sender`], the shaper's control laws `bauxite_control`'s. The loop keeps
+//! one pending wake-up per component (a stale one is recognised by its time and
+//! skipped), so a run costs a few events per packet.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::time::Duration;
+
+use bauxite_control::{Controller, RateController};
+use bauxite_core::link::{Admission, LinkModel, Outcome};
+use bauxite_core::rng::{SplitMix64, mix64};
+use bauxite_core::{BitRate, Protocol};
+
+use super::egress::{Egress, Queued, lane_of};
+use super::tcp::{self, Segment};
+use super::{PhaseTrace, RateMode, RobotConfig};
+
+/// UDP and IP headers on a message.
+const UDP_HEADER: u32 = 28;
+/// A rate probe on the wire (a 16-byte probe in UDP).
+const PROBE_LEN: u32 = 16 + UDP_HEADER;
+/// The largest packet (the video's full segments).
+const MTU: u32 = tcp::MSS + tcp::HEADER;
+/// How long the network may drain after the senders stop: later arrivals are losses.
+pub const DRAIN: Duration = Duration::from_secs(2);
+/// The width of the time series' bins.
+pub const BIN_NS: u64 = 100_000_000;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Ev {
+    Stream(u16),
+    Frame,
+    Probe,
+    Poll,
+    Step(u32),
+    Egress,
+    Link,
+    Ack(u64),
+    ProbeReply(u64),
+    Rto,
+    Retry,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum What {
+    /// A message of a UDP stream; `record` indexes the phase's critical messages.
+    Message {
+        stream: u16,
+        seq: u32,
+        record: Option<u32>,
+    },
+    Probe,
+    Segment(Segment),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Packet {
+    what: What,
+    sent_ns: u64,
+    len: u32,
+}
+
+/// A frame written to the socket, waiting for its last byte to arrive.
+#[derive(Clone, Copy, Debug)]
+struct PendingFrame {
+    end: u64,
+    capture_ns: u64,
+    bytes: u32,
+}
+
+/// The shaper's state in a protected phase.
+struct Shaper {
+    egress: Egress,
+    controller: Controller,
+    auto: Option<RateController>,
+    drop_probability: Vec<f64>,
+    droppable: Vec<bool>,
+    last_answer_ns: u64,
+    achieved: BitRate,
+    rng: SplitMix64,
+}
+
+struct World<'a> {
+    config: &'a RobotConfig,
+    now: u64,
+    end_ns: u64,
+    seq: u64,
+    heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    link: LinkModel,
+    link_armed: Option<u64>,
+    egress_armed: Option<u64>,
+    rto_armed: Option<u64>,
+    shaper: Option<Shaper>,
+    packets: Vec<Option<Packet>>,
+    free: Vec<u32>,
+    sender: tcp::Sender,
+    receiver: tcp::Receiver,
+    frames: VecDeque<PendingFrame>,
+    stream_lanes: Vec<usize>,
+    stream_offsets: Vec<u64>,
+    video_offset: u64,
+    return_ns: u64,
+    outcomes: Vec<Outcome>,
+    trace: PhaseTrace,
+}
+
+/// Runs one phase: with the shaper (`shaped`) or the standard stack.
+pub fn run_phase(config: &RobotConfig, shaped: bool) -> PhaseTrace {
+    let mut world = World::new(config, shaped);
+    world.start();
+    while let Some(Reverse((t, _, ev))) = world.heap.pop() {
+        if t > world.end_ns + duration_ns(DRAIN) {
+            break;
+        }
+        world.now = t;
+        world.handle(ev);
+    }
+    world.trace
+}
+
+fn duration_ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl<'a> World<'a> {
+    fn new(config: &'a RobotConfig, shaped: bool) -> Self {
+        let mut rng = SplitMix64::new(mix64(config.seed ^ 0x5eed_0b07));
+        let workload = &config.workload;
+        let profile = &config.profile;
+        let stream_lanes = workload.streams.iter().map(|s| lane_of(profile, Protocol::Udp, 40_000, s.port)).collect();
+        let stream_offsets = workload.streams.iter().map(|s| rng.below((1e9 / s.rate_hz) as u64)).collect();
+        let video_offset = rng.below((1e9 / f64::from(workload.video.fps)) as u64);
+        let mut link_config = config.link.clone();
+        link_config.seed = link_config.seed.wrapping_add(config.seed);
+        let mut trace = PhaseTrace::default();
+        let shaper = shaped.then(|| {
+            let (shaper, link_rate) = new_shaper(config, &mut rng);
+            trace.link_rate.push((0, link_rate.bps()));
+            shaper
+        });
+        Self {
+            config,
+            now: 0,
+            end_ns: duration_ns(config.duration),
+            seq: 0,
+            heap: BinaryHeap::new(),
+            link: LinkModel::new(&link_config, 0),
+            link_armed: None,
+            egress_armed: None,
+            rto_armed: None,
+            shaper,
+            packets: Vec::new(),
+            free: Vec::new(),
+            sender: tcp::Sender::default(),
+            receiver: tcp::Receiver::default(),
+            frames: VecDeque::new(),
+            stream_lanes,
+            stream_offsets,
+            video_offset,
+            return_ns: duration_ns(config.link.delay),
+            outcomes: Vec::new(),
+            trace,
+        }
+    }
+
+    fn schedule(&mut self, at: u64, ev: Ev) {
+        self.seq += 1;
+        self.heap.push(Reverse((at, self.seq, ev)));
+    }
+
+    fn start(&mut self) {
+        for i in 0..self.config.workload.streams.len() {
+            self.schedule(self.stream_offsets[i], Ev::Stream(i as u16));
+        }
+        self.schedule(self.video_offset, Ev::Frame);
+        for (i, (at, _)) in self.config.timeline.steps.iter().enumerate() {
+            self.schedule(duration_ns(*at), Ev::Step(i as u32));
+        }
+        if self.shaper.is_some() {
+            self.schedule(0, Ev::Poll);
+        }
+        if self.shaper.as_ref().is_some_and(|s| s.auto.is_some()) {
+            self.schedule(0, Ev::Probe);
+        }
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::Stream(i) => self.send_message(usize::from(i)),
+            Ev::Frame => self.capture_frame(),
+            Ev::Probe => self.send_probe(),
+            Ev::Poll => self.poll_shaper(),
+            Ev::Step(i) => {
+                let change = self.config.timeline.steps[i as usize].1.clone();
+                self.link.apply(change, self.now);
+                self.arm_link();
+            }
+            Ev::Egress if self.egress_armed == Some(self.now) => self.serve_egress(),
+            Ev::Link if self.link_armed == Some(self.now) => self.serve_link(),
+            Ev::Egress | Ev::Link => {}
+            Ev::Ack(tx) => {
+                self.sender.on_ack(tx, self.now);
+                self.pump_tcp();
+            }
+            Ev::ProbeReply(sent_ns) => self.probe_answered(sent_ns),
+            Ev::Rto if self.rto_armed == Some(self.now) => {
+                self.rto_armed = None;
+                if self.sender.timeout_at().is_some_and(|at| at <= self.now) {
+                    self.sender.on_timeout();
+                }
+                self.pump_tcp();
+            }
+            Ev::Rto => {}
+            Ev::Retry => {
+                self.sender.unblock();
+                self.pump_tcp();
+            }
+        }
+    }
+
+    fn alloc(&mut self, packet: Packet) -> u32 {
+        match self.free.pop() {
+            Some(slot) => {
+                self.packets[slot as usize] = Some(packet);
+                slot
+            }
+            None => {
+                self.packets.push(Some(packet));
+                (self.packets.len() - 1) as u32
+            }
+        }
+    }
+
+    fn release(&mut self, slot: u32) -> Packet {
+        self.free.push(slot);
+        self.packets[slot as usize].take().expect("a live packet")
+    }
+
+    // ---- the robot's applications -------------------------------------------------
+
+    fn send_message(&mut self, i: usize) {
+        let spec = &self.config.workload.streams[i];
+        let period = 1e9 / spec.rate_hz;
+        let seq = ((self.now - self.stream_offsets[i]) as f64 / period).round() as u32;
+        let next = self.stream_offsets[i] + ((f64::from(seq) + 1.0) * period) as u64;
+        if next < self.end_ns {
+            self.schedule(next, Ev::Stream(i as u16));
+        }
+        let len = spec.size as u32 + UDP_HEADER;
+        let lane = self.stream_lanes[i];
+        let record = (lane == 0).then(|| {
+            let floor_ns = self.link.floor_ns(self.now, len);
+            // A full packet just ahead of it on the link: the wait no scheduler avoids.
+            let head_of_line_ns = self.link.floor_ns(self.now, len + MTU).saturating_sub(floor_ns);
+            self.trace.critical.push(super::CriticalMessage {
+                sent_ns: self.now,
+                latency_ns: None,
+                floor_ns,
+                head_of_line_ns,
+            });
+            (self.trace.critical.len() - 1) as u32
+        });
+        let slot = self.alloc(Packet { what: What::Message { stream: i as u16, seq, record }, sent_ns: self.now, len });
+        self.emit(slot, lane);
+    }
+
+    fn capture_frame(&mut self) {
+        let video = &self.config.workload.video;
+        let period = 1e9 / f64::from(video.fps);
+        let n = self.trace.video_offered;
+        let next = self.video_offset + ((f64::from(n) + 1.0) * period) as u64;
+        if next < self.end_ns {
+            self.schedule(next, Ev::Frame);
+        }
+        self.trace.video_offered += 1;
+        if self.sender.unsent() > video.unsent_limit() as u64 {
+            self.trace.video_skipped += 1;
+            return;
+        }
+        let bytes = video.frame_size(n) as u32;
+        self.sender.write(u64::from(bytes));
+        let end = self.sender.written();
+        self.frames.push_back(PendingFrame { end, capture_ns: self.now, bytes });
+        self.pump_tcp();
+    }
+
+    /// Sends what the video's window allows.
+    fn pump_tcp(&mut self) {
+        while let Some(segment) = self.sender.next_segment() {
+            let slot = self.alloc(Packet { what: What::Segment(segment), sent_ns: self.now, len: segment.wire_len() });
+            let lane = lane_of(&self.config.profile, Protocol::Tcp, 40_001, self.config.workload.video_port);
+            if self.shaper.is_some() && !self.enter_egress(slot, lane) {
+                self.release(slot);
+                self.sender.refused();
+                if let Some(after) = self.sender.retry_after_ns() {
+                    self.schedule(self.now + after, Ev::Retry);
+                }
+                break;
+            }
+            self.sender.sent(segment, self.now);
+            if self.shaper.is_none() {
+                self.enter_link(slot);
+            }
+        }
+        if let Some(at) = self.sender.timeout_at()
+            && self.rto_armed.is_none_or(|armed| at < armed)
+        {
+            self.rto_armed = Some(at);
+            self.schedule(at, Ev::Rto);
+        }
+    }
+
+    fn send_probe(&mut self) {
+        let interval = self.config.profile.profile().auto_rate.probe_interval;
+        if self.now + duration_ns(interval) < self.end_ns {
+            self.schedule(self.now + duration_ns(interval), Ev::Probe);
+        }
+        let slot = self.alloc(Packet { what: What::Probe, sent_ns: self.now, len: PROBE_LEN });
+        // The shaper puts its probes in the most urgent lane, ahead of every rule.
+        self.emit(slot, 0);
+    }
+
+    // ---- the robot's egress --------------------------------------------------------
+
+    /// A UDP packet leaves the robot: through the lanes, or straight to the link.
+    fn emit(&mut self, slot: u32, lane: usize) {
+        if self.shaper.is_none() {
+            self.enter_link(slot);
+        } else if !self.enter_egress(slot, lane) {
+            let packet = self.release(slot);
+            self.lost(packet);
+        }
+    }
+
+    /// Offers a packet to its lane: `false` if the shaper discarded it early or the
+    /// lane was full.
+    fn enter_egress(&mut self, slot: u32, lane: usize) -> bool {
+        let len = self.packets[slot as usize].expect("a live packet").len;
+        let shaper = self.shaper.as_mut().expect("a shaped phase");
+        let p = shaper.drop_probability[lane];
+        if shaper.droppable[lane] && p > 0.0 && shaper.rng.next_f64() < p {
+            self.trace.bulk_dropped_packets += 1;
+            return false;
+        }
+        if !shaper.egress.enqueue(lane, Queued { token: slot, len }) {
+            return false;
+        }
+        self.arm_egress();
+        true
+    }
+
+    fn arm_egress(&mut self) {
+        let Some(shaper) = &self.shaper else { return };
+        if let Some(at) = shaper.egress.next_send_ns(self.now)
+            && self.egress_armed.is_none_or(|armed| at < armed)
+        {
+            self.egress_armed = Some(at);
+            self.schedule(at, Ev::Egress);
+        }
+    }
+
+    fn serve_egress(&mut self) {
+        self.egress_armed = None;
+        let shaper = self.shaper.as_mut().expect("a shaped phase");
+        if let Some(q) = shaper.egress.dequeue(self.now) {
+            self.enter_link(q.token);
+        }
+        self.arm_egress();
+    }
+
+    // ---- the link and the base -----------------------------------------------------
+
+    fn enter_link(&mut self, slot: u32) {
+        let len = self.packets[slot as usize].expect("a live packet").len;
+        if self.link.enqueue(self.now, u64::from(slot), len) == Admission::QueueFull {
+            let packet = self.release(slot);
+            self.lost(packet);
+        }
+        self.arm_link();
+    }
+
+    fn arm_link(&mut self) {
+        if let Some(at) = self.link.next_event_ns()
+            && self.link_armed.is_none_or(|armed| at < armed)
+        {
+            self.link_armed = Some(at.max(self.now));
+            self.schedule(at.max(self.now), Ev::Link);
+        }
+    }
+
+    fn serve_link(&mut self) {
+        self.link_armed = None;
+        let mut outcomes = std::mem::take(&mut self.outcomes);
+        self.link.poll(self.now, &mut outcomes);
+        for outcome in outcomes.drain(..) {
+            let packet = self.release(outcome.token as u32);
+            match outcome.delivered_ns {
+                Some(at) => self.arrive(packet, at),
+                None => self.lost(packet),
+            }
+        }
+        self.outcomes = outcomes;
+        self.arm_link();
+    }
+
+    /// A packet reaches the base at `at`.
+    fn arrive(&mut self, packet: Packet, at: u64) {
+        let bin = (at / BIN_NS) as usize;
+        match packet.what {
+            What::Message { stream, seq, record } => {
+                if let Some(r) = record {
+                    self.trace.critical[r as usize].latency_ns = Some(at - packet.sent_ns);
+                }
+                let port = self.config.workload.streams[usize::from(stream)].port;
+                if port == self.config.workload.correction_port {
+                    self.trace.corrections.push((at, seq, packet.sent_ns));
+                }
+                add_at(&mut self.trace.other_bytes, bin, packet.len);
+            }
+            What::Probe => {
+                add_at(&mut self.trace.other_bytes, bin, packet.len);
+                self.schedule(at + self.return_ns, Ev::ProbeReply(packet.sent_ns));
+            }
+            What::Segment(segment) => {
+                add_at(&mut self.trace.video_bytes, bin, packet.len);
+                let reach = self.receiver.on_segment(segment.start, segment.len);
+                while self.frames.front().is_some_and(|f| f.end <= reach) {
+                    let f = self.frames.pop_front().expect("a frame");
+                    self.trace.frames.push(super::FrameDelivery {
+                        capture_ns: f.capture_ns,
+                        arrived_ns: at,
+                        bytes: f.bytes,
+                    });
+                }
+                self.schedule(at + self.return_ns, Ev::Ack(segment.tx));
+            }
+        }
+    }
+
+    fn lost(&mut self, packet: Packet) {
+        // A lost message keeps no latency; a lost segment is found by the sender's ACKs.
+        if let What::Message { .. } = packet.what {
+            self.trace.lost_messages += 1;
+        }
+    }
+
+    // ---- the shaper's control loop ---------------------------------------------------
+
+    fn poll_shaper(&mut self) {
+        let policy = &self.config.profile.profile().congestion;
+        let next = self.now + duration_ns(policy.poll_interval);
+        let silence = (self.config.profile.profile().auto_rate.probe_interval * 10).max(Duration::from_millis(200));
+        if next < self.end_ns + duration_ns(DRAIN) {
+            self.schedule(next, Ev::Poll);
+        }
+        let now = Duration::from_nanos(self.now);
+        let shaper = self.shaper.as_mut().expect("a shaped phase");
+        let samples = shaper.egress.samples();
+        shaper.controller.observe(now, &samples);
+        let verdicts = shaper.controller.verdicts();
+        for (p, v) in shaper.drop_probability.iter_mut().zip(&verdicts) {
+            *p = v.drop_probability;
+        }
+        shaper.achieved = BitRate::from_bps(verdicts.iter().map(|v| v.rate_bps).sum::<f64>() as u64);
+        let silent = self.now.saturating_sub(shaper.last_answer_ns) > duration_ns(silence);
+        let achieved = shaper.achieved;
+        if let Some(auto) = shaper.auto.as_mut()
+            && silent
+            && let Some(rate) = auto.on_silence(now, achieved)
+        {
+            self.set_link_rate(rate);
+        }
+    }
+
+    fn probe_answered(&mut self, sent_ns: u64) {
+        let shaper = self.shaper.as_mut().expect("a shaped phase");
+        shaper.last_answer_ns = self.now;
+        let rtt = Duration::from_nanos(self.now - sent_ns);
+        let achieved = shaper.achieved;
+        let auto = shaper.auto.as_mut().expect("probes only with rate: auto");
+        if let Some(rate) = auto.on_rtt(Duration::from_nanos(self.now), rtt, achieved) {
+            self.set_link_rate(rate);
+        }
+    }
+
+    fn set_link_rate(&mut self, link_rate: BitRate) {
+        let shaped = self.config.profile.profile().shaped_rate(link_rate);
+        let shaper = self.shaper.as_mut().expect("a shaped phase");
+        shaper.egress.set_rate(self.now, shaped.bps() as f64);
+        shaper.controller.set_link_rate(shaped);
+        self.trace.link_rate.push((self.now, link_rate.bps()));
+        self.arm_egress();
+    }
+}
+
+/// The shaper at the start of a phase, and the link rate it starts from.
+fn new_shaper(config: &RobotConfig, rng: &mut SplitMix64) -> (Shaper, BitRate) {
+    let profile = config.profile.profile();
+    let auto = match config.rate {
+        RateMode::Auto => Some(RateController::new(&profile.auto_rate).with_headroom(profile.headroom)),
+        RateMode::Fixed(_) => None,
+    };
+    let link_rate = match (&auto, config.rate) {
+        (Some(a), _) => a.rate(),
+        (None, RateMode::Fixed(rate)) => rate,
+        (None, RateMode::Auto) => unreachable!("auto has a controller"),
+    };
+    let shaped = profile.shaped_rate(link_rate);
+    let shaper = Shaper {
+        egress: Egress::new(&config.profile, shaped.bps() as f64),
+        controller: Controller::new(profile, shaped),
+        auto,
+        drop_probability: vec![0.0; profile.lanes.len()],
+        droppable: profile.lanes.iter().map(|l| l.drop_when_congested).collect(),
+        last_answer_ns: 0,
+        achieved: BitRate::from_bps(0),
+        rng: SplitMix64::new(rng.next_u64()),
+    };
+    (shaper, link_rate)
+}
+
+fn add_at(bins: &mut Vec<u64>, bin: usize, bytes: u32) {
+    if bins.len() <= bin {
+        bins.resize(bin + 1, 0);
+    }
+    bins[bin] += u64::from(bytes);
+}
