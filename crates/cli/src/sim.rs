@@ -29,8 +29,13 @@ pub struct RobotArgs {
     profile: String,
     /// The link, e.g. `trace=FILE,queue=100kb,delay=20ms` or `rate=1.5mbit`
     /// (default: the seed's step drop, 50 -> 1.5 Mbit/s at 5 s, 100 KB modem buffer).
+    /// With --sweep, give it several times to sweep over several links.
     #[arg(long)]
-    link: Option<String>,
+    link: Vec<String>,
+    /// Sweep one auto-rate parameter: `auto_rate.KEY=v1,v2,...` (rate auto), writing
+    /// a table and the throughput/delay frontier instead of one run's figures.
+    #[arg(long)]
+    sweep: Option<String>,
     /// The protected phase's shaper rate: a rate known to the shaper (1.5mbit) or auto.
     #[arg(long, default_value = "auto")]
     rate: String,
@@ -296,13 +301,10 @@ fn execute(study: &StudyConfig, out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The seed's step drop: 50 Mbit/s, then 1.5 Mbit/s from 5 s, behind a 100 KB buffer.
-const STEP_DROP: &str = "step 50mbit -> 1.5mbit at 5s, queue=100kb";
-
 /// `bauxite sim robot`: checks every input (and --out) before running anything.
 fn robot(args: &RobotArgs) -> Result<()> {
-    use bauxite_core::link::{LinkConfig, LinkRate, LinkSpec, Timeline};
     use bauxite_core::{BitRate, Profile};
+    use bauxite_sim::robot::sweep::{SweepSpec, run_sweep, sweep_md, write_sweep};
     use bauxite_sim::robot::{RateMode, RobotConfig, output, simulate};
     use std::time::Duration;
 
@@ -320,20 +322,16 @@ fn robot(args: &RobotArgs) -> Result<()> {
     if !(1..=1000).contains(&args.seeds) {
         return Err(SimError::invalid("seeds", format!("{} is not between 1 and 1000", args.seeds)).into());
     }
-    let (link, timeline, label) = match &args.link {
-        Some(text) => {
-            let spec: LinkSpec = text.parse().map_err(|e| SimError::invalid("link", format!("{e}")))?;
-            let config = spec.config().map_err(|e| SimError::invalid("link", format!("{e}")))?;
-            let timeline = spec.timeline().map_err(|e| SimError::invalid("link", format!("{e}")))?;
-            (config, timeline, text.clone())
-        }
-        None => (
-            LinkConfig { rate: LinkRate::Constant(BitRate::from_bps(50_000_000)), ..LinkConfig::default() },
-            Timeline::of_rates(&[(Duration::from_secs(5), BitRate::from_bps(1_500_000))]),
-            STEP_DROP.to_string(),
-        ),
+    let sweep = args.sweep.as_deref().map(str::parse::<SweepSpec>).transpose()?;
+    if sweep.is_none() && args.link.len() > 1 {
+        return Err(SimError::invalid("link", "given more than once: several links need --sweep").into());
+    }
+    let links = if args.link.is_empty() {
+        vec![step_drop()]
+    } else {
+        args.link.iter().map(|text| parse_link(text)).collect::<Result<Vec<_>, _>>()?
     };
-    check_out_dir(&args.out)?;
+    let (label, link, timeline) = links[0].clone();
     let config = RobotConfig {
         profile,
         workload: bauxite_core::workload::WorkloadSpec::default(),
@@ -343,12 +341,48 @@ fn robot(args: &RobotArgs) -> Result<()> {
         rate,
         seed: args.seed,
     };
+    let configs = sweep.as_ref().map(|s| s.configs(&config)).transpose()?;
+    check_out_dir(&args.out)?;
     let started = std::time::Instant::now();
-    let outcome = simulate(&config, args.seeds, &label);
-    let wall = started.elapsed();
-    output::write_outputs(&args.out, &outcome.summary, &outcome.runs[0], &outcome.link)?;
-    print!("{}", output::summary_md(&outcome.summary));
-    println!("\nsimulated {} seed(s) x 2 phases x {} s in {:.2} s", args.seeds, args.duration, wall.as_secs_f64());
+    let runs = match (&sweep, &configs) {
+        (Some(spec), Some(configs)) => {
+            let result = run_sweep(configs, spec, &links, args.seeds);
+            write_sweep(&args.out, &result)?;
+            print!("{}", sweep_md(&result));
+            result.points.len()
+        }
+        _ => {
+            let outcome = simulate(&config, args.seeds, &label);
+            output::write_outputs(&args.out, &outcome.summary, &outcome.runs[0], &outcome.link)?;
+            print!("{}", output::summary_md(&outcome.summary));
+            1
+        }
+    };
+    println!(
+        "\nsimulated {runs} point(s) x {} seed(s) x 2 phases x {} s in {:.2} s",
+        args.seeds,
+        args.duration,
+        started.elapsed().as_secs_f64()
+    );
     eprintln!("bauxite sim robot: results in {}", args.out.display());
     Ok(())
+}
+
+/// The seed's step drop: 50 Mbit/s, then 1.5 Mbit/s from 5 s, behind a 100 KB buffer.
+fn step_drop() -> bauxite_sim::robot::sweep::SweepLink {
+    use bauxite_core::BitRate;
+    use bauxite_core::link::{LinkConfig, LinkRate, Timeline};
+    (
+        "step 50mbit -> 1.5mbit at 5s, queue=100kb".to_string(),
+        LinkConfig { rate: LinkRate::Constant(BitRate::from_bps(50_000_000)), ..LinkConfig::default() },
+        Timeline::of_rates(&[(std::time::Duration::from_secs(5), BitRate::from_bps(1_500_000))]),
+    )
+}
+
+/// A `--link` value, its trace and timeline read.
+fn parse_link(text: &str) -> Result<bauxite_sim::robot::sweep::SweepLink, SimError> {
+    let spec: bauxite_core::link::LinkSpec = text.parse().map_err(|e| SimError::invalid("link", format!("{e}")))?;
+    let config = spec.config().map_err(|e| SimError::invalid("link", format!("{e}")))?;
+    let timeline = spec.timeline().map_err(|e| SimError::invalid("link", format!("{e}")))?;
+    Ok((text.to_string(), config, timeline))
 }

@@ -27,6 +27,7 @@
 pub mod egress;
 pub mod metrics;
 pub mod output;
+pub mod sweep;
 pub mod tcp;
 mod world;
 
