@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 
 use bauxite_control::LaneSample;
-use bauxite_core::{Match, PortSide, Protocol, ValidatedProfile};
+use bauxite_core::{PacketKey, ValidatedProfile};
 
 /// How much sending a token bucket holds: HTB's burst, about 10 ms of its rate.
 const BURST_S: f64 = 0.01;
@@ -144,25 +144,11 @@ impl Egress {
     }
 }
 
-/// The lane of a packet, as the shaper's classifier decides: the first rule that
-/// matches, else the default lane. The simulated packets carry no DSCP, so DSCP
-/// rules never match.
-pub fn lane_of(profile: &ValidatedProfile, protocol: Protocol, src_port: u16, dst_port: u16) -> usize {
-    profile
-        .resolved_rules()
-        .find(|(_, m)| match m {
-            Match::Port { protocol: p, ports, side } => {
-                let hit = |port: u16| (ports.first..=ports.last).contains(&port);
-                *p == protocol
-                    && match side {
-                        PortSide::Dst => hit(dst_port),
-                        PortSide::Src => hit(src_port),
-                        PortSide::Either => hit(dst_port) || hit(src_port),
-                    }
-            }
-            Match::Dscp(_) => false,
-        })
-        .map_or(profile.default_lane_index(), |(lane, _)| lane)
+/// The lane index of a packet, as the shaper's classifier decides (core's one rule
+/// matcher: the first rule that matches, else the default lane).
+pub fn lane_of(profile: &ValidatedProfile, packet: &PacketKey) -> usize {
+    let p = profile.profile();
+    p.lane_index(p.lane_of(packet)).expect("a validated profile's rules name its lanes")
 }
 
 #[cfg(test)]
@@ -177,11 +163,11 @@ mod tests {
     #[test]
     fn the_robot_profile_classifies_the_seed_ports() {
         let p = robot();
-        assert_eq!(lane_of(&p, Protocol::Udp, 40000, 7400), 0);
-        assert_eq!(lane_of(&p, Protocol::Udp, 40000, 7401), 0);
-        assert_eq!(lane_of(&p, Protocol::Udp, 40000, 7410), 1);
-        assert_eq!(lane_of(&p, Protocol::Tcp, 40000, 8080), 2);
-        assert_eq!(lane_of(&p, Protocol::Udp, 40000, 9999), 1, "the default lane");
+        assert_eq!(lane_of(&p, &PacketKey::udp(40000, 7400)), 0);
+        assert_eq!(lane_of(&p, &PacketKey::udp(40000, 7401)), 0);
+        assert_eq!(lane_of(&p, &PacketKey::udp(40000, 7410)), 1);
+        assert_eq!(lane_of(&p, &PacketKey::tcp(40000, 8080)), 2);
+        assert_eq!(lane_of(&p, &PacketKey::udp(40000, 9999)), 1, "the default lane");
     }
 
     /// Drains the egress from `now`, returning (token, departure ns) in order.

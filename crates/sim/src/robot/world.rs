@@ -15,7 +15,7 @@ use std::time::Duration;
 use bauxite_control::{Controller, RateController};
 use bauxite_core::link::{Admission, LinkModel, Outcome};
 use bauxite_core::rng::{SplitMix64, mix64};
-use bauxite_core::{BitRate, Protocol};
+use bauxite_core::{BitRate, PacketKey};
 
 use super::egress::{Egress, Queued, lane_of};
 use super::tcp::{self, Segment};
@@ -103,6 +103,7 @@ struct World<'a> {
     receiver: tcp::Receiver,
     frames: VecDeque<PendingFrame>,
     stream_lanes: Vec<usize>,
+    video_lane: usize,
     stream_offsets: Vec<u64>,
     video_offset: u64,
     return_ns: u64,
@@ -133,7 +134,7 @@ impl<'a> World<'a> {
         let mut rng = SplitMix64::new(mix64(config.seed ^ 0x5eed_0b07));
         let workload = &config.workload;
         let profile = &config.profile;
-        let stream_lanes = workload.streams.iter().map(|s| lane_of(profile, Protocol::Udp, 40_000, s.port)).collect();
+        let stream_lanes = workload.streams.iter().map(|s| lane_of(profile, &PacketKey::udp(40_000, s.port))).collect();
         let stream_offsets = workload.streams.iter().map(|s| rng.below((1e9 / s.rate_hz) as u64)).collect();
         let video_offset = rng.below((1e9 / f64::from(workload.video.fps)) as u64);
         let mut link_config = config.link.clone();
@@ -161,6 +162,7 @@ impl<'a> World<'a> {
             receiver: tcp::Receiver::default(),
             frames: VecDeque::new(),
             stream_lanes,
+            video_lane: lane_of(profile, &PacketKey::tcp(40_001, workload.video_port)),
             stream_offsets,
             video_offset,
             return_ns: duration_ns(config.link.delay),
@@ -294,7 +296,7 @@ impl<'a> World<'a> {
     fn pump_tcp(&mut self) {
         while let Some(segment) = self.sender.next_segment() {
             let slot = self.alloc(Packet { what: What::Segment(segment), sent_ns: self.now, len: segment.wire_len() });
-            let lane = lane_of(&self.config.profile, Protocol::Tcp, 40_001, self.config.workload.video_port);
+            let lane = self.video_lane;
             if self.shaper.is_some() && !self.enter_egress(slot, lane) {
                 self.release(slot);
                 self.sender.refused();
