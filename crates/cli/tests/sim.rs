@@ -99,3 +99,59 @@ fn bad_flags_name_the_flag_and_write_nothing() {
         assert!(!out.exists(), "{args:?} created {}", out.display());
     }
 }
+
+#[test]
+fn sim_robot_writes_the_demos_figures_for_a_generated_trace() {
+    let out = out_dir("robot");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out).unwrap();
+    // 2 Mbit/s as a mahimahi trace: one 1504-byte opportunity every 6 ms.
+    let trace = out.join("two.up");
+    std::fs::write(&trace, (1..=1000).map(|k| format!("{}\n", 6 * k)).collect::<String>()).unwrap();
+    let link = format!("trace={},queue=50kb,delay=10ms", trace.display());
+    let results = out.join("results");
+    let run = bauxite(&["sim", "robot", "--link", &link, "--duration", "6", "--out", results.to_str().unwrap()]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(results.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["protected_rate"], "auto");
+    assert!((summary["link"]["mean_capacity_mbps"].as_f64().unwrap() - 2.005).abs() < 0.01, "{}", summary["link"]);
+    for phase in ["standard", "protected"] {
+        let p = &summary["phases"][phase];
+        for key in ["critical_latency_ms", "critical_excess_ms", "frame_delay_ms", "update_delay_ms"] {
+            assert!(p[key].is_object(), "{phase}.{key}");
+        }
+        for key in ["critical_over_10ms_pct", "bulk_utilization", "bulk_throughput_mbps", "video_fps"] {
+            assert!(p[key].is_number(), "{phase}.{key}: {}", p[key]);
+        }
+    }
+    for file in
+        ["summary.md", "timeseries.csv", "rates.png", "rates.svg", "critical_latency.png", "critical_latency.svg"]
+    {
+        assert!(results.join(file).metadata().is_ok_and(|m| m.len() > 0), "{file} written");
+    }
+    std::fs::remove_dir_all(&out).ok();
+}
+
+#[test]
+fn sim_robot_refuses_a_bad_link_rate_or_sweep_before_writing_anything() {
+    let out = out_dir("robot-bad");
+    let _ = std::fs::remove_dir_all(&out);
+    let out_arg = out.to_str().unwrap();
+    for (args, says) in [
+        (&["--link", "bandwidth=3mbit"][..], "--link: link: unknown key `bandwidth`"),
+        (&["--link", "trace=/nonexistent/up"][..], "/nonexistent/up"),
+        (&["--rate", "fast"][..], "--rate"),
+        (&["--sweep", "auto_rate.nope=1,2"][..], "--sweep: auto_rate.nope=1: no such key"),
+        (&["--link", "rate=1mbit", "--link", "rate=2mbit"][..], "several links need --sweep"),
+        (&["--seeds", "0"][..], "--seeds"),
+    ] {
+        let mut all = vec!["sim", "robot"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--out", out_arg]);
+        let run = bauxite(&all);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success() && stderr.contains(says), "{args:?}: {stderr}");
+        assert!(!out.exists(), "{args:?}: nothing written");
+    }
+}
