@@ -343,8 +343,7 @@ fn robot(args: &RobotArgs) -> Result<()> {
     };
     let configs = sweep.as_ref().map(|s| s.configs(&config)).transpose()?;
     check_out_dir(&args.out)?;
-    let first_lane =
-        |port| bauxite_sim::robot::egress::lane_of(&config.profile, &bauxite_core::PacketKey::udp(40_000, port)) == 0;
+    let first_lane = |port| config.profile.lane_of(&bauxite_core::PacketKey::udp(40_000, port)) == 0;
     if !config.workload.streams.iter().any(|s| first_lane(s.port)) {
         eprintln!(
             "bauxite sim robot: profile `{}` puts none of the workload's UDP streams in its first lane: no critical figures",

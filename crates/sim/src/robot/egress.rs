@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 
 use bauxite_control::LaneSample;
-use bauxite_core::{PacketKey, ValidatedProfile};
+use bauxite_core::ValidatedProfile;
 
 /// How much sending a token bucket holds: HTB's burst, about 10 ms of its rate.
 const BURST_S: f64 = 0.01;
@@ -144,13 +144,6 @@ impl Egress {
     }
 }
 
-/// The lane index of a packet, as the shaper's classifier decides (core's one rule
-/// matcher: the first rule that matches, else the default lane).
-pub fn lane_of(profile: &ValidatedProfile, packet: &PacketKey) -> usize {
-    let p = profile.profile();
-    p.lane_index(p.lane_of(packet)).expect("a validated profile's rules name its lanes")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,16 +151,6 @@ mod tests {
 
     fn robot() -> ValidatedProfile {
         Profile::robot().validate().unwrap()
-    }
-
-    #[test]
-    fn the_robot_profile_classifies_the_seed_ports() {
-        let p = robot();
-        assert_eq!(lane_of(&p, &PacketKey::udp(40000, 7400)), 0);
-        assert_eq!(lane_of(&p, &PacketKey::udp(40000, 7401)), 0);
-        assert_eq!(lane_of(&p, &PacketKey::udp(40000, 7410)), 1);
-        assert_eq!(lane_of(&p, &PacketKey::tcp(40000, 8080)), 2);
-        assert_eq!(lane_of(&p, &PacketKey::udp(40000, 9999)), 1, "the default lane");
     }
 
     /// Drains the egress from `now`, returning (token, departure ns) in order.

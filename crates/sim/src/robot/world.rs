@@ -17,7 +17,7 @@ use bauxite_core::link::{Admission, LinkModel, Outcome};
 use bauxite_core::rng::{SplitMix64, mix64};
 use bauxite_core::{BitRate, PacketKey};
 
-use super::egress::{Egress, Queued, lane_of};
+use super::egress::{Egress, Queued};
 use super::tcp::{self, Segment};
 use super::{PhaseTrace, RateMode, RobotConfig};
 
@@ -134,7 +134,7 @@ impl<'a> World<'a> {
         let mut rng = SplitMix64::new(mix64(config.seed ^ 0x5eed_0b07));
         let workload = &config.workload;
         let profile = &config.profile;
-        let stream_lanes = workload.streams.iter().map(|s| lane_of(profile, &PacketKey::udp(40_000, s.port))).collect();
+        let stream_lanes = workload.streams.iter().map(|s| profile.lane_of(&PacketKey::udp(40_000, s.port))).collect();
         let stream_offsets = workload.streams.iter().map(|s| rng.below((1e9 / s.rate_hz) as u64)).collect();
         let video_offset = rng.below((1e9 / f64::from(workload.video.fps)) as u64);
         let mut link_config = config.link.clone();
@@ -162,7 +162,7 @@ impl<'a> World<'a> {
             receiver: tcp::Receiver::default(),
             frames: VecDeque::new(),
             stream_lanes,
-            video_lane: lane_of(profile, &PacketKey::tcp(40_001, workload.video_port)),
+            video_lane: profile.lane_of(&PacketKey::tcp(40_001, workload.video_port)),
             stream_offsets,
             video_offset,
             return_ns: duration_ns(config.link.delay),
