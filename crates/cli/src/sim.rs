@@ -354,7 +354,9 @@ fn robot(args: &RobotArgs) -> Result<()> {
     // Simulated time is timed alone; drawing the charts comes after.
     let (points, simulated) = match (&sweep, &configs) {
         (Some(spec), Some(configs)) => {
-            let result = run_sweep(configs, spec, &links, args.seeds);
+            let bar = crate::progress::bar((configs.len() * links.len()) as u64, "points");
+            let result = run_sweep(configs, spec, &links, args.seeds, &|n| bar.set_position(n as u64));
+            bar.finish_and_clear();
             let simulated = started.elapsed();
             write_sweep(&args.out, &result)?;
             print!("{}", sweep_md(&result));

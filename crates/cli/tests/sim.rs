@@ -155,3 +155,43 @@ fn sim_robot_refuses_a_bad_link_rate_or_sweep_before_writing_anything() {
         assert!(!out.exists(), "{args:?}: nothing written");
     }
 }
+
+#[test]
+fn sim_robot_sweeps_an_auto_rate_key_over_links_into_a_frontier() {
+    let out = out_dir("robot-sweep");
+    let _ = std::fs::remove_dir_all(&out);
+    let run = bauxite(&[
+        "sim",
+        "robot",
+        "--sweep",
+        "auto_rate.delay_threshold=5ms,10ms",
+        "--link",
+        "rate=1.5mbit",
+        "--link",
+        "rate=3mbit,delay=20ms",
+        "--duration",
+        "6",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["key"], "auto_rate.delay_threshold");
+    let points = summary["points"].as_array().unwrap();
+    let pairs: Vec<(&str, &str)> =
+        points.iter().map(|p| (p["value"].as_str().unwrap(), p["link"].as_str().unwrap())).collect();
+    assert_eq!(
+        pairs,
+        [
+            ("5ms", "rate=1.5mbit"),
+            ("5ms", "rate=3mbit,delay=20ms"),
+            ("10ms", "rate=1.5mbit"),
+            ("10ms", "rate=3mbit,delay=20ms")
+        ]
+    );
+    assert!(points.iter().all(|p| p["bulk_throughput_mbps"].as_f64().unwrap() > 0.0));
+    for file in ["summary.md", "frontier.png", "frontier.svg"] {
+        assert!(out.join(file).metadata().is_ok_and(|m| m.len() > 0), "{file} written");
+    }
+    std::fs::remove_dir_all(&out).ok();
+}

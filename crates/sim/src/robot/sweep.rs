@@ -111,8 +111,15 @@ pub struct SweepSummary {
 /// A link to sweep over: its label, its start and its timeline.
 pub type SweepLink = (String, LinkConfig, Timeline);
 
-/// Runs every value on every link.
-pub fn run_sweep(configs: &[RobotConfig], spec: &SweepSpec, links: &[SweepLink], seeds: u32) -> SweepSummary {
+/// Runs every value on every link, calling `done` with the count of points finished
+/// (for a progress bar).
+pub fn run_sweep(
+    configs: &[RobotConfig],
+    spec: &SweepSpec,
+    links: &[SweepLink],
+    seeds: u32,
+    done: &dyn Fn(usize),
+) -> SweepSummary {
     let mut points = Vec::new();
     for (config, value) in configs.iter().zip(&spec.values) {
         for (label, link, timeline) in links {
@@ -129,6 +136,7 @@ pub fn run_sweep(configs: &[RobotConfig], spec: &SweepSpec, links: &[SweepLink],
                 critical_over_10ms_pct: p.critical_over_10ms_pct,
                 time_to_protect_ms: (!drops.is_empty()).then(|| drops.iter().sum::<f64>() / drops.len() as f64),
             });
+            done(points.len());
         }
     }
     let duration_s = configs.first().map_or(0.0, |c| c.duration.as_secs_f64());
