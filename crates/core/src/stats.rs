@@ -78,6 +78,49 @@ impl std::fmt::Display for Summary {
     }
 }
 
+/// Latency figures in ms, as every report writes them (`critical_latency_ms` of the
+/// demo's and the simulator's `summary.json`): nearest-rank percentiles, all zero when
+/// nothing arrived (the sample count is reported beside them).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LatencyMs {
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// Largest.
+    pub max: f64,
+}
+
+impl LatencyMs {
+    /// The figures of `samples` (ms, any order).
+    pub fn of(samples: &[f64]) -> Self {
+        let Summary { mean, p50, p95, p99, max, .. } = Summary::of(samples);
+        Self { mean, p50, p95, p99, max }
+    }
+}
+
+/// The control loop's update delay in ms (`update_delay_ms`): the two figures the
+/// seed's table reports, zero when no correction was consumed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct UpdateDelayMs {
+    /// Mean.
+    pub mean: f64,
+    /// 99th percentile (nearest-rank).
+    pub p99: f64,
+}
+
+impl UpdateDelayMs {
+    /// The figures of `samples` (ms, any order).
+    pub fn of(samples: &[f64]) -> Self {
+        let Summary { mean, p99, .. } = Summary::of(samples);
+        Self { mean, p99 }
+    }
+}
+
 /// The two-sided 95 % Student-t quantile (the 0.975 quantile) for `df` degrees
 /// of freedom; NaN for 0.
 ///

@@ -2,7 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use bauxite_core::stats::{self, Summary};
+use bauxite_core::stats;
+pub use bauxite_core::stats::{LatencyMs, UpdateDelayMs};
 use bauxite_telemetry::messages::RunInfo;
 
 use crate::Scenario;
@@ -91,49 +92,6 @@ impl PhaseData {
 /// was lost and so carries no send time of its own.
 pub fn due_ns(start_ns: u64, seq: u32, rate_hz: f64) -> u64 {
     start_ns + (f64::from(seq) / rate_hz * 1e9) as u64
-}
-
-/// Latency figures in ms: `critical_latency_ms` and `critical_latency_from_drop_ms`
-/// of `summary.json`. Percentiles are nearest-rank ([`bauxite_core::stats`]); all
-/// zero when nothing arrived (the sample count is beside them, in [`PhaseSummary`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencyMs {
-    /// Mean.
-    pub mean: f64,
-    /// Median.
-    pub p50: f64,
-    /// 95th percentile.
-    pub p95: f64,
-    /// 99th percentile.
-    pub p99: f64,
-    /// Largest.
-    pub max: f64,
-}
-
-impl LatencyMs {
-    /// The figures of `samples` (ms, any order).
-    pub fn of(samples: &[f64]) -> Self {
-        let Summary { mean, p50, p95, p99, max, .. } = Summary::of(samples);
-        Self { mean, p50, p95, p99, max }
-    }
-}
-
-/// The control loop's update delay in ms: `update_delay_ms` of `summary.json`, the
-/// two figures the seed's table reports (zero when no correction was consumed).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct UpdateDelayMs {
-    /// Mean.
-    pub mean: f64,
-    /// 99th percentile (nearest-rank).
-    pub p99: f64,
-}
-
-impl UpdateDelayMs {
-    /// The figures of `samples` (ms, any order).
-    pub fn of(samples: &[f64]) -> Self {
-        let Summary { mean, p99, .. } = Summary::of(samples);
-        Self { mean, p99 }
-    }
 }
 
 /// A phase's figures, pooled over trials: one phase of `summary.json`, one run's

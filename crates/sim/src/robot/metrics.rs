@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use bauxite_core::link::{LinkChange, LinkConfig, LinkRate, OPPORTUNITY_BYTES, Timeline};
 use bauxite_core::stats::Summary;
+pub use bauxite_core::stats::{LatencyMs, UpdateDelayMs};
 
 use super::{BIN_NS, CriticalMessage, PhaseTrace};
 
@@ -23,28 +24,6 @@ const MS: f64 = 1e6;
 const PROTECTED_EXCESS_MS: f64 = 2.0;
 /// Messages are protected once a whole window of this length stays under the target.
 const PROTECTED_FOR_NS: u64 = 1_000_000_000;
-
-/// Latency figures in ms (nearest-rank percentiles; zero without samples).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct LatencyMs {
-    /// Mean.
-    pub mean: f64,
-    /// Median.
-    pub p50: f64,
-    /// 95th percentile.
-    pub p95: f64,
-    /// 99th percentile.
-    pub p99: f64,
-    /// Largest.
-    pub max: f64,
-}
-
-impl LatencyMs {
-    fn of(samples: &[f64]) -> Self {
-        let Summary { mean, p50, p95, p99, max, .. } = Summary::of(samples);
-        Self { mean, p50, p95, p99, max }
-    }
-}
 
 /// Excess over the link's floor, ms: `critical_excess_ms`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -57,15 +36,6 @@ pub struct ExcessMs {
     pub p99: f64,
     /// Largest.
     pub max: f64,
-}
-
-/// The control loop's update delay, ms: `update_delay_ms`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct UpdateDelayMs {
-    /// Mean.
-    pub mean: f64,
-    /// 99th percentile.
-    pub p99: f64,
 }
 
 /// Video frame delay, capture to complete arrival, ms: `frame_delay_ms`.
@@ -352,14 +322,13 @@ pub fn summarize(phases: &[&PhaseTrace], link: &LinkFacts, control_loop_hz: f64,
     let seconds = (end.saturating_sub(drop_at) as f64 / NS * phases.len() as f64).max(1e-9);
     let excess_summary = Summary::of(&excess);
     let frame_summary = Summary::of(&frame_delays);
-    let update_summary = Summary::of(&delays);
     PhaseSummary {
         critical_messages: sent,
         critical_received: latencies.len(),
         updates: delays.len(),
         critical_latency_ms: LatencyMs::of(&latencies),
         critical_latency_from_drop_ms: LatencyMs::of(&from_drop),
-        update_delay_ms: UpdateDelayMs { mean: update_summary.mean, p99: update_summary.p99 },
+        update_delay_ms: UpdateDelayMs::of(&delays),
         critical_loss_pct: if sent == 0 { 0.0 } else { 100.0 * lost as f64 / sent as f64 },
         bulk_throughput_mbps: frame_bytes as f64 * 8.0 / seconds / 1e6,
         bulk_dropped_packets: dropped,
