@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod figures;
 pub mod lane;
 pub mod link;
 pub mod metrics_addr;

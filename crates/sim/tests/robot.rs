@@ -29,16 +29,17 @@ fn step_drop(rate: RateMode, seconds: u64) -> RobotConfig {
 fn a_shaper_that_knows_the_rate_keeps_critical_excess_to_one_packet_on_the_link() {
     let outcome = simulate(&step_drop(RateMode::Fixed(BitRate::from_bps(1_500_000)), 15), 1, "step");
     let p = &outcome.summary.phases.protected;
+    let l = p.link.as_ref().expect("the simulator's figures carry the link's");
     // The link never preempts the packet it carries: a critical message may find a
     // 1500-byte video packet just starting, 8 ms at 1.5 Mbit/s. Beyond that, nothing.
     let one_packet_ms = 1500.0 * 8.0 / 1.5e6 * 1e3;
-    assert!(p.critical_excess_ms.max <= one_packet_ms + 0.5, "{:?}", p.critical_excess_ms);
-    assert!(p.critical_excess_ms.mean < one_packet_ms / 2.0, "{:?}", p.critical_excess_ms);
-    assert_eq!(p.critical_over_10ms_pct, 0.0);
+    assert!(l.critical_excess_ms.max <= one_packet_ms + 0.5, "{:?}", l.critical_excess_ms);
+    assert!(l.critical_excess_ms.mean < one_packet_ms / 2.0, "{:?}", l.critical_excess_ms);
+    assert_eq!(l.critical_over_10ms_pct, 0.0);
     assert_eq!(p.critical_loss_pct, 0.0);
     assert!(p.time_to_protect_ms.unwrap() < 100.0, "protected from the drop: {:?}", p.time_to_protect_ms);
     // The video still gets most of what critical and telemetry leave.
-    assert!(p.bulk_utilization.unwrap() > 0.8, "{:?}", p.bulk_utilization);
+    assert!(l.bulk_utilization.unwrap() > 0.8, "{:?}", l.bulk_utilization);
 }
 
 #[test]
@@ -49,7 +50,8 @@ fn without_shaping_critical_latency_grows_to_the_modem_buffers_drain_time() {
     let drain_ms = 100_000.0 * 8.0 / 1.5e6 * 1e3;
     let p99 = s.critical_latency_ms.p99;
     assert!(p99 > 0.9 * drain_ms && p99 < drain_ms + 10.0, "p99 {p99} ms against a drain of {drain_ms} ms");
-    assert!(s.critical_over_10ms_pct > 90.0, "{}", s.critical_over_10ms_pct);
+    let l = s.link.as_ref().expect("the simulator's figures carry the link's");
+    assert!(l.critical_over_10ms_pct > 90.0, "{}", l.critical_over_10ms_pct);
 }
 
 /// A trace that alternates 1 s at 4 Mbit/s and 1 s at 1 Mbit/s.
@@ -102,7 +104,8 @@ fn a_traces_capacity_bounds_what_is_delivered_and_is_used() {
     }
     // The standard stack (a greedy TCP behind a deep FIFO) fills the link.
     let s = &outcome.summary.phases.standard;
-    assert!(s.bulk_utilization.unwrap() > 0.9, "{:?}", s.bulk_utilization);
+    let utilization = s.link.as_ref().and_then(|l| l.bulk_utilization);
+    assert!(utilization.unwrap() > 0.9, "{utilization:?}");
     let seconds = 12.0;
     let mean_mbps = capacity.iter().sum::<f64>() * 8.0 / seconds / 1e6;
     assert!((mean_mbps - 2.5).abs() < 0.05, "the trace averages 2.5 Mbit/s: {mean_mbps}");

@@ -7,6 +7,7 @@
 
 pub mod chart;
 pub mod foxglove;
+pub mod link_charts;
 pub mod messages;
 pub mod record;
 pub mod replay;

@@ -38,7 +38,7 @@ use bauxite_core::workload::WorkloadSpec;
 use bauxite_core::{BitRate, ValidatedProfile};
 
 pub use metrics::{PhaseSummary, RobotSummary};
-pub use world::{BIN_NS, DRAIN};
+pub use world::DRAIN;
 
 /// The shaper's rate in the protected phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,56 +77,7 @@ pub struct RobotConfig {
     pub seed: u64,
 }
 
-/// A critical message (one of the profile's first lane).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CriticalMessage {
-    /// When it was sent (ns from the start).
-    pub sent_ns: u64,
-    /// Its latency; `None` if it was lost.
-    pub latency_ns: Option<u64>,
-    /// The link's own floor for it when it was sent: the latency it would have had alone.
-    pub floor_ns: u64,
-    /// How much longer a full-size packet just ahead of it on the link would hold it
-    /// (one MTU's serialisation): the wait no scheduler avoids, as the link never
-    /// preempts a packet it carries.
-    pub head_of_line_ns: u64,
-}
-
-/// A video frame that arrived complete.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FrameDelivery {
-    /// When the camera captured it (ns).
-    pub capture_ns: u64,
-    /// When its last byte arrived at the base (ns).
-    pub arrived_ns: u64,
-    /// Its size.
-    pub bytes: u32,
-}
-
-/// What one phase measured.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PhaseTrace {
-    /// Every critical message, in send order.
-    pub critical: Vec<CriticalMessage>,
-    /// Corrections as they arrived: (arrival ns, seq, send ns).
-    pub corrections: Vec<(u64, u32, u64)>,
-    /// Frames delivered, in arrival order.
-    pub frames: Vec<FrameDelivery>,
-    /// Frames the camera produced.
-    pub video_offered: u32,
-    /// Of those, frames the encoder skipped.
-    pub video_skipped: u32,
-    /// Bulk packets the shaper discarded early.
-    pub bulk_dropped_packets: u64,
-    /// UDP messages lost anywhere.
-    pub lost_messages: u64,
-    /// The shaper's link rate estimate: (ns, bit/s) at each change (empty for the standard stack).
-    pub link_rate: Vec<(u64, u64)>,
-    /// Video bytes (on the wire) delivered per [`BIN_NS`] bin.
-    pub video_bytes: Vec<u64>,
-    /// Other bytes (messages, probes) delivered per bin.
-    pub other_bytes: Vec<u64>,
-}
+pub use bauxite_core::figures::{BIN_NS, CriticalMessage, FrameDelivery, PhaseTrace};
 
 /// Both phases of one seed.
 #[derive(Clone, Debug, PartialEq)]
@@ -194,12 +145,7 @@ pub fn simulate(base: &RobotConfig, seeds: u32, link_text: &str) -> RobotOutcome
     let summary = RobotSummary {
         seeds,
         profile: base.profile.profile().name.clone(),
-        link: metrics::LinkSummary {
-            spec: link_text.to_string(),
-            mean_capacity_mbps: link.mean_capacity_mbps(),
-            drop_at_s: link.drop_at_ns as f64 / 1e9,
-            drops_s: link.drops_ns.iter().map(|&d| d as f64 / 1e9).collect(),
-        },
+        link: link.summary(link_text),
         protected_rate: base.rate.to_string(),
         duration_s: base.duration.as_secs_f64(),
         tcp_model: TCP_MODEL.to_string(),

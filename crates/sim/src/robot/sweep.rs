@@ -125,15 +125,16 @@ pub fn run_sweep(
         for (label, link, timeline) in links {
             let run = RobotConfig { link: link.clone(), timeline: timeline.clone(), ..config.clone() };
             let p = simulate(&run, seeds, label).summary.phases.protected;
-            let drops = &p.time_to_protect_after_drops_ms;
+            let l = p.link.unwrap_or_default();
+            let drops = &l.time_to_protect_after_drops_ms;
             points.push(SweepPoint {
                 value: value.clone(),
                 link: label.clone(),
                 bulk_throughput_mbps: p.bulk_throughput_mbps,
-                bulk_utilization: p.bulk_utilization,
-                critical_excess_p95_ms: p.critical_excess_ms.p95,
-                critical_excess_p99_ms: p.critical_excess_ms.p99,
-                critical_over_10ms_pct: p.critical_over_10ms_pct,
+                bulk_utilization: l.bulk_utilization,
+                critical_excess_p95_ms: l.critical_excess_ms.p95,
+                critical_excess_p99_ms: l.critical_excess_ms.p99,
+                critical_over_10ms_pct: l.critical_over_10ms_pct,
                 time_to_protect_ms: (!drops.is_empty()).then(|| drops.iter().sum::<f64>() / drops.len() as f64),
             });
             done(points.len());

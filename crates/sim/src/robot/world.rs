@@ -25,12 +25,12 @@ use super::{PhaseTrace, RateMode, RobotConfig};
 const UDP_HEADER: u32 = 28;
 /// A rate probe on the wire (a 16-byte probe in UDP).
 const PROBE_LEN: u32 = 16 + UDP_HEADER;
-/// The largest packet (the video's full segments).
-const MTU: u32 = tcp::MSS + tcp::HEADER;
+// The largest packet (the video's full segments) is the link's full packet.
+const _: () = assert!(tcp::MSS + tcp::HEADER == bauxite_core::figures::FULL_PACKET_BYTES);
 /// How long the network may drain after the senders stop: later arrivals are losses.
 pub const DRAIN: Duration = Duration::from_secs(2);
 /// The width of the time series' bins.
-pub const BIN_NS: u64 = 100_000_000;
+pub use bauxite_core::figures::BIN_NS;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
@@ -257,9 +257,8 @@ impl<'a> World<'a> {
         let len = spec.size as u32 + UDP_HEADER;
         let lane = self.stream_lanes[i];
         let record = (lane == 0).then(|| {
-            let floor_ns = self.link.floor_ns(self.now, len);
             // A full packet just ahead of it on the link: the wait no scheduler avoids.
-            let head_of_line_ns = self.link.floor_ns(self.now, len + MTU).saturating_sub(floor_ns);
+            let (floor_ns, head_of_line_ns) = bauxite_core::figures::critical_floor(&self.link, self.now, len);
             self.trace.critical.push(super::CriticalMessage {
                 sent_ns: self.now,
                 latency_ns: None,
