@@ -49,12 +49,22 @@ enum Command {
         /// Trials (each runs both phases).
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..))]
         trials: u32,
-        /// Seconds per phase (at least 8: the link drops at 5 s and figures start 1 s later).
+        /// Seconds per phase (at least 8 on the seed's link: it drops at 5 s and figures start
+        /// 1 s later; with --link, 3 s after its first timed change).
         #[arg(long, default_value_t = bauxite_demo::Scenario::DEFAULT_DURATION.as_secs())]
         duration: u64,
         /// Phase 2's shaper rate (e.g. 1.5mbit); by default found with `rate: auto`.
         #[arg(long)]
         rate: Option<bauxite_core::BitRate>,
+        /// Run on this link, emulated in userspace, instead of the seed's step drop (the same
+        /// SPEC as `bauxite sim robot --link`): e.g. `trace=FILE,queue=100kb,delay=20ms` or
+        /// `rate=50mbit`. Figures add the excess over the link's own floor.
+        #[arg(long, value_name = "SPEC")]
+        link: Option<String>,
+        /// Changes to the --link link at given times (YAML; e.g. examples/step-drop.yaml, the
+        /// seed's drop). Without one, figures start at 0.
+        #[arg(long, value_name = "FILE", requires = "link")]
+        timeline: Option<PathBuf>,
         /// Where results go.
         #[arg(long, default_value = "bauxite-demo")]
         out: PathBuf,
@@ -183,9 +193,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let stats = reflect::run_reflector(&socket, &mut Reflector::new(options), &*stop_on_signals()?)?;
             tracing::info!(%stats, "reflector stopped");
         }
-        Command::Demo { trials, duration, rate, out } => {
-            let scenario =
-                bauxite_demo::Scenario::seed(std::time::Duration::from_secs(duration)).context("--duration")?;
+        Command::Demo { trials, duration, rate, link, timeline, out } => {
+            let duration = std::time::Duration::from_secs(duration);
+            let scenario = match link {
+                None => bauxite_demo::Scenario::seed(duration).context("--duration")?,
+                Some(text) => {
+                    let (spec, config, timeline) =
+                        bauxite_core::link::load_link(&text, timeline.as_deref()).context("--link")?;
+                    let link = bauxite_demo::EmulatedLink { spec, config };
+                    bauxite_demo::Scenario::emulated(link, timeline, duration).context("--duration and --timeline")?
+                }
+            };
             // Phase 2's profile, checked now rather than after phase 1 has run.
             bauxite_demo::run::protected_profile(rate).context("--rate")?;
             // Root first: a refused run must not leave an empty `--out` behind.

@@ -32,6 +32,10 @@ pub struct RobotArgs {
     /// With --sweep, give it several times to sweep over several links.
     #[arg(long)]
     link: Vec<String>,
+    /// Changes to the --link link(s) at given times (YAML; e.g. examples/step-drop.yaml),
+    /// as `bauxite demo --timeline` takes them.
+    #[arg(long, value_name = "FILE", requires = "link")]
+    timeline: Option<PathBuf>,
     /// Sweep one auto-rate parameter: `auto_rate.KEY=v1,v2,...` (rate auto), writing
     /// a table and the throughput/delay frontier instead of one run's figures.
     #[arg(long)]
@@ -329,7 +333,7 @@ fn robot(args: &RobotArgs) -> Result<()> {
     let links = if args.link.is_empty() {
         vec![step_drop()]
     } else {
-        args.link.iter().map(|text| parse_link(text)).collect::<Result<Vec<_>, _>>()?
+        args.link.iter().map(|text| parse_link(text, args.timeline.as_deref())).collect::<Result<Vec<_>, _>>()?
     };
     let (label, link, timeline) = links[0].clone();
     let config = RobotConfig {
@@ -391,10 +395,7 @@ fn step_drop() -> bauxite_sim::robot::sweep::SweepLink {
     )
 }
 
-/// A `--link` value, its trace and timeline read.
-fn parse_link(text: &str) -> Result<bauxite_sim::robot::sweep::SweepLink, SimError> {
-    let spec: bauxite_core::link::LinkSpec = text.parse().map_err(|e| SimError::invalid("link", format!("{e}")))?;
-    let config = spec.config().map_err(|e| SimError::invalid("link", format!("{e}")))?;
-    let timeline = spec.timeline().map_err(|e| SimError::invalid("link", format!("{e}")))?;
-    Ok((text.to_string(), config, timeline))
+/// A `--link` value (and `--timeline`), its trace and timeline read.
+fn parse_link(text: &str, timeline: Option<&Path>) -> Result<bauxite_sim::robot::sweep::SweepLink, SimError> {
+    bauxite_core::link::load_link(text, timeline).map_err(|e| SimError::invalid("link", format!("{e}")))
 }

@@ -205,11 +205,12 @@ pub struct PhaseSummary {
 }
 
 /// What the figures need to know about the link.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LinkFacts {
     /// Capacity per [`BIN_NS`] bin, bytes (infinite where the link is unlimited,
     /// written `null`).
     #[serde(with = "infinite_as_null")]
+    #[schemars(with = "Vec<Option<f64>>")]
     pub capacity_bytes: Vec<f64>,
     /// When capacity dropped (ns): the timeline's rate cuts and a trace's falls.
     pub drops_ns: Vec<u64>,
@@ -237,7 +238,11 @@ impl LinkFacts {
     pub fn of(link: &LinkConfig, timeline: &Timeline, duration_ns: u64) -> Self {
         let capacity_bytes = capacity_bins(link, timeline, duration_ns);
         let mut drops_ns = timeline_drops(link, timeline);
-        drops_ns.extend(trace_drops(&capacity_bytes, link, timeline));
+        // A trace's fall whose look-back window holds a timeline drop is that drop.
+        let window = TRACE_DROP_BEFORE_BINS as u64 * BIN_NS;
+        let own = |d: &u64| !drops_ns.iter().any(|t| *t <= *d && *d - *t < window);
+        let trace_only: Vec<u64> = trace_drops(&capacity_bytes, link, timeline).into_iter().filter(own).collect();
+        drops_ns.extend(trace_only);
         drops_ns.sort_unstable();
         drops_ns.dedup_by(|a, b| a.abs_diff(*b) < PROTECTED_FOR_NS);
         drops_ns.retain(|&d| d < duration_ns);
@@ -331,6 +336,9 @@ fn timeline_drops(link: &LinkConfig, timeline: &Timeline) -> Vec<u64> {
     segments.windows(2).filter(|w| mean_bps(&w[1].1) < mean_bps(&w[0].1) * 2.0 / 3.0).map(|w| w[1].0).collect()
 }
 
+/// The look-back of a trace's drop detector: two seconds of bins.
+const TRACE_DROP_BEFORE_BINS: usize = 20;
+
 /// Where a trace's capacity falls: the next half second carries less than half of
 /// what the two seconds before carried (at most one drop per two seconds).
 fn trace_drops(capacity: &[f64], link: &LinkConfig, timeline: &Timeline) -> Vec<u64> {
@@ -338,7 +346,7 @@ fn trace_drops(capacity: &[f64], link: &LinkConfig, timeline: &Timeline) -> Vec<
     if !has_trace {
         return Vec::new();
     }
-    let (before, after) = (20, 5);
+    let (before, after) = (TRACE_DROP_BEFORE_BINS, 5);
     let mut drops = Vec::new();
     let mut last: Option<usize> = None;
     for b in before..capacity.len().saturating_sub(after) {
@@ -485,10 +493,14 @@ mod tests {
     fn a_trace_that_goes_silent_is_a_drop() {
         // 2.5 s of one opportunity per ms, then 1 s of nothing (the trace's last line at 3.5 s).
         let text: String = (1..=2500).map(|ms| format!("{ms}\n")).chain(["3500\n".to_string()]).collect();
-        let link = LinkConfig { rate: LinkRate::Trace(Arc::new(DeliveryTrace::parse(&text).unwrap())), ..Default::default() };
+        let link =
+            LinkConfig { rate: LinkRate::Trace(Arc::new(DeliveryTrace::parse(&text).unwrap())), ..Default::default() };
         let facts = LinkFacts::of(&link, &Timeline::default(), 3_400_000_000);
         // Detected where the next half second carries under half the two before.
         assert_eq!(facts.drops_ns, [2_300_000_000]);
+        // A timeline's cut on a trace is one drop, not also the trace's fall after it.
+        let timeline = Timeline::of_rates(&[(Duration::from_secs(1), BitRate::from_bps(100_000))]);
+        assert_eq!(LinkFacts::of(&link, &timeline, 3_400_000_000).drops_ns, [1_000_000_000]);
         let json = serde_json::to_string(&facts).unwrap();
         assert_eq!(serde_json::from_str::<LinkFacts>(&json).unwrap(), facts, "facts survive a recording");
         let unlimited = LinkFacts::of(&LinkConfig::default(), &Timeline::default(), 100_000_000);
@@ -575,7 +587,8 @@ mod tests {
         let json = serde_json::to_value(&summary).unwrap();
         assert_eq!(json.as_object().unwrap().len(), 10);
         assert_eq!(serde_json::from_value::<PhaseSummary>(json).unwrap(), summary);
-        let with = PhaseSummary { link: Some(LinkFigures { bulk_utilization: Some(0.5), ..Default::default() }), ..summary };
+        let with =
+            PhaseSummary { link: Some(LinkFigures { bulk_utilization: Some(0.5), ..Default::default() }), ..summary };
         let json = serde_json::to_value(&with).unwrap();
         for key in ["critical_excess_ms", "critical_over_10ms_pct", "bulk_utilization", "frame_delay_ms"] {
             assert!(json.get(key).is_some(), "{key} at the phase's level: {json}");

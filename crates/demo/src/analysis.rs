@@ -1,10 +1,12 @@
 //! From what a phase measured to the seed's figures: pure functions, no I/O.
 
-use serde::{Deserialize, Serialize};
-
+pub use bauxite_core::figures::PhaseSummary;
+use bauxite_core::figures::{
+    BIN_NS, CriticalMessage, FrameDelivery, LinkFacts, PhaseTrace, link_figures, time_to_protect_first_drop,
+};
 use bauxite_core::stats;
 pub use bauxite_core::stats::{LatencyMs, UpdateDelayMs};
-use bauxite_telemetry::messages::RunInfo;
+use bauxite_telemetry::messages::{LinkUsage, RunInfo};
 
 use crate::Scenario;
 
@@ -32,6 +34,23 @@ pub struct PhaseData {
     /// The profile's critical-latency target (p99, ms) the run is held to: time to
     /// protect counts until critical latency stays under it.
     pub target_p99_ms: f64,
+    /// On an emulated `--link` link: issue 11's figures' inputs.
+    pub link: Option<LinkData>,
+}
+
+/// What a run on an emulated `--link` link measures beyond the seed's figures, in
+/// core's shape ([`PhaseTrace`], ns from the start), so that `bauxite sim robot` and
+/// the demo compute issue 11's figures with the same code.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkData {
+    /// The link's capacity, drops and windows.
+    pub facts: LinkFacts,
+    /// What the phase measured.
+    pub trace: PhaseTrace,
+    /// Each periodic stream's message size on the link, by port.
+    wire_bytes: Vec<(u16, u32)>,
+    /// Bytes the link delivered robot → base per bin.
+    uplink_bytes: Vec<u64>,
 }
 
 impl PhaseData {
@@ -42,8 +61,18 @@ impl PhaseData {
             drop_at: info.drop_at_ns as f64 / 1e9,
             duration: info.duration_ns as f64 / 1e9,
             target_p99_ms: info.target_critical_latency_p99_ms,
+            link: info.link.as_ref().map(|l| LinkData {
+                facts: l.facts.clone(),
+                trace: PhaseTrace::default(),
+                wire_bytes: l.stream_wire_bytes.iter().map(|s| (s.port, s.bytes)).collect(),
+                uplink_bytes: Vec::new(),
+            }),
             ..Self::default()
         }
+    }
+
+    fn rel_ns(&self, ns: u64) -> u64 {
+        ns.saturating_sub(self.start_ns)
     }
 
     fn at(&self, ns: u64) -> f64 {
@@ -56,14 +85,54 @@ impl PhaseData {
         self.drop_at = self.at(t_ns);
     }
 
-    /// A critical message sent at `sent_ns` arrived at `received_ns`.
-    pub fn arrived(&mut self, sent_ns: u64, received_ns: u64) {
+    /// A critical message sent at `sent_ns` arrived at `received_ns`; on a `--link`
+    /// link, `floor` is its (floor, head-of-line) wait in ns (see [`CriticalMessage`]).
+    pub fn arrived(&mut self, sent_ns: u64, received_ns: u64, floor: Option<(u64, u64)>) {
         self.critical.push((self.at(sent_ns), Some(received_ns.saturating_sub(sent_ns) as f64 / 1e6)));
+        let sent = self.rel_ns(sent_ns);
+        if let (Some(link), Some((floor_ns, head_of_line_ns))) = (self.link.as_mut(), floor) {
+            let latency_ns = Some(received_ns.saturating_sub(sent_ns));
+            link.trace.critical.push(CriticalMessage { sent_ns: sent, latency_ns, floor_ns, head_of_line_ns });
+        }
     }
 
     /// A critical message due at `due_ns` (see [`due_ns`]) never arrived.
     pub fn lost(&mut self, due_ns: u64) {
         self.critical.push((self.at(due_ns), None));
+        let sent_ns = self.rel_ns(due_ns);
+        if let Some(link) = self.link.as_mut() {
+            link.trace.critical.push(CriticalMessage { sent_ns, latency_ns: None, floor_ns: 0, head_of_line_ns: 0 });
+        }
+    }
+
+    /// A message of the periodic stream to `port` (any lane) arrived at
+    /// `received_ns`: on a `--link` link, bytes the video did not use.
+    pub fn message(&mut self, port: u16, received_ns: u64) {
+        let bin = (self.rel_ns(received_ns) / BIN_NS) as usize;
+        if let Some(link) = self.link.as_mut()
+            && let Some(&(_, bytes)) = link.wire_bytes.iter().find(|(p, _)| *p == port)
+        {
+            add_at(&mut link.trace.other_bytes, bin, u64::from(bytes));
+        }
+    }
+
+    /// The shaper reported its link rate at `t_ns`: kept at each change, for the charts.
+    pub fn shaper_rate(&mut self, t_ns: u64, bps: u64) {
+        let t = self.rel_ns(t_ns);
+        if let Some(link) = self.link.as_mut()
+            && link.trace.link_rate.last().is_none_or(|(_, last)| *last != bps)
+        {
+            link.trace.link_rate.push((t, bps));
+        }
+    }
+
+    /// The link's and the video's totals, written at the end of a `--link` run.
+    pub fn usage(&mut self, usage: &LinkUsage) {
+        if let Some(link) = self.link.as_mut() {
+            link.uplink_bytes.clone_from(&usage.uplink_bytes);
+            link.trace.video_offered = usage.video_offered;
+            link.trace.video_skipped = usage.video_skipped;
+        }
     }
 
     /// The control loop's tick at `tick_ns` consumed a correction sent at `sent_ns`.
@@ -71,9 +140,14 @@ impl PhaseData {
         self.updates.push((self.at(tick_ns), tick_ns.saturating_sub(sent_ns) as f64 / 1e6));
     }
 
-    /// A video frame of `bytes` arrived at `received_ns`.
-    pub fn frame(&mut self, received_ns: u64, bytes: u32) {
+    /// A video frame of `bytes`, its first byte sent at `sent_ns` (when known),
+    /// arrived at `received_ns`.
+    pub fn frame(&mut self, received_ns: u64, bytes: u32, sent_ns: Option<u64>) {
         self.frames.push((self.at(received_ns), bytes));
+        let (capture_ns, arrived_ns) = (sent_ns.map(|s| self.rel_ns(s)), self.rel_ns(received_ns));
+        if let (Some(link), Some(capture_ns)) = (self.link.as_mut(), capture_ns) {
+            link.trace.frames.push(FrameDelivery { capture_ns, arrived_ns, bytes });
+        }
     }
 
     /// Puts every series in time order, so that sums (and so the figures) do not
@@ -85,45 +159,31 @@ impl PhaseData {
         self.critical.sort_by(by_time);
         self.updates.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
         self.frames.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        if let Some(link) = self.link.as_mut() {
+            let trace = &mut link.trace;
+            trace.critical.sort_by_key(|m| (m.sent_ns, m.latency_ns.unwrap_or(u64::MAX)));
+            trace.frames.sort_by_key(|f| (f.arrived_ns, f.capture_ns, f.bytes));
+            trace.bulk_dropped_packets = self.bulk_dropped_packets;
+            // The video is what the link delivered beyond the periodic streams (the
+            // shaper's probes, a few hundred bytes a second, count as video).
+            trace.video_bytes = (link.uplink_bytes.iter().enumerate())
+                .map(|(b, total)| total.saturating_sub(trace.other_bytes.get(b).copied().unwrap_or(0)))
+                .collect();
+        }
     }
+}
+
+fn add_at(bins: &mut Vec<u64>, bin: usize, bytes: u64) {
+    if bins.len() <= bin {
+        bins.resize(bin + 1, 0);
+    }
+    bins[bin] += bytes;
 }
 
 /// When message `seq` of a stream sending at `rate_hz` was due, for a message that
 /// was lost and so carries no send time of its own.
 pub fn due_ns(start_ns: u64, seq: u32, rate_hz: f64) -> u64 {
     start_ns + (f64::from(seq) / rate_hz * 1e9) as u64
-}
-
-/// A phase's figures, pooled over trials: one phase of `summary.json`, one run's
-/// `summary` there, and what `bauxite audit` recomputes from a recording (compared
-/// with `==`: the audit reproduces the live figures exactly).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PhaseSummary {
-    /// Critical messages sent in the window (arrived or lost).
-    pub critical_messages: usize,
-    /// Of those, the ones that arrived: the latency figures' sample count.
-    pub critical_received: usize,
-    /// Corrections the control loop consumed in the window.
-    pub updates: usize,
-    /// Critical latency from one second after the drop.
-    pub critical_latency_ms: LatencyMs,
-    /// Critical latency from the drop itself, without the second given to adapt:
-    /// what a known link rate (`--rate`) must hold too.
-    pub critical_latency_from_drop_ms: LatencyMs,
-    /// Update delay from one second after the drop.
-    pub update_delay_ms: UpdateDelayMs,
-    /// Critical messages lost from one second after the drop (%).
-    pub critical_loss_pct: f64,
-    /// Video throughput after the drop (Mbit/s).
-    pub bulk_throughput_mbps: f64,
-    /// Bulk packets discarded early (all trials).
-    pub bulk_dropped_packets: u64,
-    /// Video frames delivered per second after the drop.
-    pub video_fps: f64,
-    /// Phase 2 only: from the drop until critical latency stayed under the p99 target (ms,
-    /// mean over trials).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub time_to_protect_ms: Option<f64>,
 }
 
 /// The window the seed's figures are measured over: from [`Scenario::SETTLE`] after
@@ -164,7 +224,7 @@ pub fn summarize(trials: &[PhaseData], protected: bool) -> PhaseSummary {
         dropped += data.bulk_dropped_packets;
         protect.push(time_to_protect(data) * 1e3);
     }
-    PhaseSummary {
+    let summary = PhaseSummary {
         critical_messages: sent,
         critical_received: latencies.len(),
         updates: delays.len(),
@@ -176,7 +236,21 @@ pub fn summarize(trials: &[PhaseData], protected: bool) -> PhaseSummary {
         bulk_dropped_packets: dropped,
         video_fps: frames as f64 / seconds.max(1e-9),
         time_to_protect_ms: protected.then(|| stats::mean(&protect).unwrap_or(0.0)),
-    }
+        link: None,
+    };
+    with_link_figures(summary, trials, protected)
+}
+
+/// On a `--link` link, issue 11's figures (core's, as `bauxite sim robot` computes
+/// them), and time to protect judged on the excess over the link's floor after its
+/// first capacity drop instead of raw latency.
+fn with_link_figures(mut summary: PhaseSummary, trials: &[PhaseData], protected: bool) -> PhaseSummary {
+    let links: Option<Vec<&LinkData>> = trials.iter().map(|d| d.link.as_ref()).collect();
+    let Some(facts) = links.as_ref().and_then(|l| l.first()).map(|l| &l.facts) else { return summary };
+    let traces: Vec<&PhaseTrace> = links.iter().flatten().map(|l| &l.trace).collect();
+    summary.link = Some(link_figures(&traces, facts, protected));
+    summary.time_to_protect_ms = if protected { time_to_protect_first_drop(&traces, facts) } else { None };
+    summary
 }
 
 /// Seconds from the drop until critical latency is back under the run's p99 target
@@ -237,7 +311,59 @@ mod tests {
             drop_at: 5.0,
             duration: 14.0,
             target_p99_ms: 2.0,
+            link: None,
         }
+    }
+
+    /// A `--link` phase built with the methods the live run and the audit use: core's
+    /// figures from the floors, the link's usage and the frames' send times.
+    #[test]
+    fn an_emulated_link_adds_the_figures_over_its_floor() {
+        use bauxite_core::BitRate;
+        use bauxite_core::link::{LinkConfig, LinkRate, Timeline};
+        use bauxite_telemetry::messages::{LinkRun, StreamBytes};
+        const MS: u64 = 1_000_000;
+        let start = 1_000 * MS;
+        let config = LinkConfig { rate: LinkRate::Constant(BitRate::from_bps(8_000_000)), ..LinkConfig::default() };
+        let info = RunInfo {
+            trial: 1,
+            phase: 2,
+            protected: true,
+            duration_ns: 3_000 * MS,
+            drop_at_ns: 0,
+            link_before_bps: 0,
+            link_after_bps: 0,
+            critical_streams: Vec::new(),
+            shaper_rate: Some("auto".into()),
+            target_critical_latency_mean_ms: 2.0,
+            target_critical_latency_p99_ms: 2.0,
+            target_update_delay_mean_ms: 10.0,
+            target_critical_loss_pct: 1.0,
+            link: Some(LinkRun {
+                spec: "rate=8mbit".into(),
+                facts: LinkFacts::of(&config, &Timeline::default(), 3_000 * MS),
+                stream_wire_bytes: vec![StreamBytes { port: 7400, bytes: 1_000 }],
+            }),
+        };
+        let mut data = PhaseData::new(start, &info);
+        for i in 0..300 {
+            let sent = start + i * 10 * MS;
+            // 3 ms of latency over a 1 ms floor, and one slow message at 2.5 s.
+            let latency = if i == 250 { 30 * MS } else { 3 * MS };
+            data.arrived(sent, sent + latency, Some((MS, 0)));
+            data.message(7400, sent + latency);
+        }
+        data.frame(start + 500 * MS, 10_000, Some(start + 400 * MS));
+        // 100 kB per 100 ms bin is the whole 8 Mbit/s: 60 kB delivered, 10 kB of it messages.
+        data.usage(&LinkUsage { uplink_bytes: vec![60_000; 30], video_offered: 4, video_skipped: 1 });
+        data.finish();
+        let s = summarize(&[data], true);
+        let l = s.link.expect("a --link phase has issue 11's figures");
+        assert_eq!((l.critical_excess_ms.p95, l.critical_excess_ms.max), (2.0, 29.0));
+        assert!((l.bulk_utilization.unwrap() - 0.5 / 0.9).abs() < 1e-9, "{:?}", l.bulk_utilization);
+        assert_eq!((l.frame_delay_ms.p50, l.video_skipped_pct), (100.0, 25.0));
+        assert_eq!(s.time_to_protect_ms, None, "a constant link has no capacity drop");
+        assert!(summarize(&[phase(1.0)], true).link.is_none(), "the seed's link has none");
     }
 
     #[test]

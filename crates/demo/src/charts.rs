@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bauxite_core::{BitRate, Targets};
+use bauxite_core::Targets;
 use bauxite_telemetry::chart::{ChartError, LineChart, Series};
 
 use crate::analysis::PhaseData;
@@ -60,7 +60,7 @@ pub fn write(
     standard: &[PhaseData],
     protected: &[PhaseData],
     protected_label: &str,
-    slow: BitRate,
+    drop_label: &str,
     targets: &Targets,
 ) -> Result<Vec<PathBuf>, ChartError> {
     let Some(first) = standard.first().or(protected.first()) else { return Ok(Vec::new()) };
@@ -75,7 +75,7 @@ pub fn write(
             })
             .collect::<Vec<_>>()
     };
-    let drop = vec![(drop_at, format!("link drops to {slow}"))];
+    let drop = vec![(drop_at, drop_label.to_string())];
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     let target = |d: std::time::Duration| (ms(d), format!("target {}", bauxite_core::format_duration(d)));
     let trials = standard.len().max(protected.len());

@@ -16,12 +16,13 @@ pub mod summary;
 use serde::Serialize;
 
 use bauxite_telemetry::foxglove::{self, Panel};
+use bauxite_telemetry::link_charts::{latency_chart, rates_chart};
 
 use analysis::{PhaseData, summarize};
 pub use audit::{AuditError, AuditReport, audit};
 pub use run::{DemoError, DemoOptions};
-pub use scenario::{Scenario, ScenarioError};
-pub use summary::{AuditEntry, DemoSummary, RunEntry};
+pub use scenario::{EmulatedLink, Scenario, ScenarioError};
+pub use summary::{AuditEntry, DemoLink, DemoSummary, RunEntry};
 
 /// What a finished demo produced: `summary.json` as a value, and `summary.md` as
 /// written (to print without reading it back).
@@ -116,7 +117,18 @@ pub fn run(options: &DemoOptions, mut progress: impl FnMut(u64, &str)) -> Result
     write("foxglove_layout.json", serde_json::to_vec_pretty(&foxglove::layout(&layout_panels())).expect("JSON"))?;
     let label = format!("Bauxite (rate {rate})");
     let targets = run::protected_profile(options.rate)?.into_profile().targets;
-    charts::write(&options.out, &standard, &protected, &label, options.scenario.drop().1, &targets)?;
+    let drop_label = match &options.scenario.link {
+        None => format!("link drops to {}", options.scenario.drop().1),
+        Some(_) => "first link change".to_string(),
+    };
+    charts::write(&options.out, &standard, &protected, &label, &drop_label, &targets)?;
+    if let (Some(s), Some(p)) =
+        (standard.first().and_then(|d| d.link.as_ref()), protected.first().and_then(|d| d.link.as_ref()))
+    {
+        let out = &options.out;
+        rates_chart(&s.trace, &p.trace, &s.facts, "trial 1").write(&out.join("rates"))?;
+        latency_chart(&s.trace, &p.trace, "trial 1").write(&out.join("critical_latency_floor"))?;
+    }
     Ok(DemoResults { summary, markdown })
 }
 

@@ -8,12 +8,13 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use bauxite_core::{BitRate, PacketKey, Protocol, ShaperSnapshot, ValidatedProfile};
+use bauxite_core::figures::LinkFloor;
+use bauxite_core::{BitRate, DaemonState, PacketKey, Protocol, ShaperSnapshot, ValidatedProfile};
 use bauxite_netlab::traffic::Arrival;
 use bauxite_netlab::video::FrameArrival;
 use bauxite_netlab::workload::{ControlUpdate, WorkloadEvent, WorkloadResult, WorkloadSpec};
 use bauxite_telemetry::messages::{
-    LaneCounters, LatencySample, LostMessage, PhaseMark, RunInfo, UpdateDelay, VideoFrame, topic,
+    LaneCounters, LatencySample, LinkUsage, LostMessage, PhaseMark, RunInfo, UpdateDelay, VideoFrame, topic,
 };
 use bauxite_telemetry::{Channel, Recorder};
 
@@ -58,7 +59,17 @@ pub(crate) struct LiveRecording<'a> {
     /// bytes received in the current counter interval.
     received: BTreeMap<String, (u64, u64)>,
     next_counters: u64,
+    /// On an emulated link: its floor over the phase, and each stream's message size
+    /// on it (by index in the spec).
+    floor: Option<(LinkFloor, Vec<u32>)>,
+    /// On an emulated link: where its usage goes at the end, and when the phase ends.
+    usage: Option<Channel<LinkUsage>>,
+    end_ns: u64,
 }
+
+/// What the link adds to a UDP message's payload: IPv4 and UDP headers, and the
+/// emulator's 4 bytes (mahimahi's TUN header, as its traces count them).
+pub(crate) const LINK_OVERHEAD_BYTES: u32 = 20 + 8 + 4;
 
 impl<'a> LiveRecording<'a> {
     /// Creates the file with the run's description and its first phase mark.
@@ -76,7 +87,10 @@ impl<'a> LiveRecording<'a> {
         rec.write(run, start_ns, info)?;
         let name = if info.protected { "bauxite" } else { "standard stack" };
         let (phase, fast) = (info.phase, options.scenario.initial_rate);
-        let mark = PhaseMark { phase, event: format!("{name}: link {fast}"), link_rate_bps: Some(fast.bps()) };
+        let mark = match &options.scenario.link {
+            Some(link) => PhaseMark { phase, event: format!("{name}: link {}", link.spec), link_rate_bps: None },
+            None => PhaseMark { phase, event: format!("{name}: link {fast}"), link_rate_bps: Some(fast.bps()) },
+        };
         rec.write(marks, start_ns, &mark)?;
         let lane_name = |protocol, port| profile.lanes[lane_of(profile, protocol, port)].name.clone();
         let stream_lanes: Vec<String> = spec.streams.iter().map(|s| lane_name(Protocol::Udp, s.port)).collect();
@@ -95,6 +109,10 @@ impl<'a> LiveRecording<'a> {
                     .insert(lane.clone(), rec.channel::<LaneCounters>(&topic("lanes", &format!("{lane}/counters")))?);
             }
         }
+        let usage = match &options.scenario.link {
+            Some(_) => Some(rec.channel::<LinkUsage>(&topic("link", "usage"))?),
+            None => None,
+        };
         Ok(Self {
             state: rec.channel::<ShaperSnapshot>(&topic("shaper", "state"))?,
             frames: rec.channel::<VideoFrame>(&topic("video", "frames"))?,
@@ -114,7 +132,25 @@ impl<'a> LiveRecording<'a> {
             lost,
             counters,
             next_counters: start_ns + COUNTER_INTERVAL_NS,
+            usage,
+            end_ns: start_ns + info.duration_ns,
+            floor: options.scenario.link.as_ref().map(|link| {
+                let sizes = spec.streams.iter().map(|s| s.size as u32 + LINK_OVERHEAD_BYTES).collect();
+                (LinkFloor::new(&link.config, &options.scenario.timeline), sizes)
+            }),
         })
+    }
+
+    /// An emulated link's timeline step, applied at `t`: marked in the recording
+    /// (the figures' windows come from the link's facts, not from marks).
+    pub(crate) fn link_stepped(&mut self, t: u64, change: &bauxite_core::link::LinkChange) -> Result<(), DemoError> {
+        let rate = match change {
+            bauxite_core::link::LinkChange::Rate(bauxite_core::link::LinkRate::Constant(r)) => Some(r.bps()),
+            _ => None,
+        };
+        let mark = PhaseMark { phase: self.phase, event: format!("link step: {change:?}"), link_rate_bps: rate };
+        self.rec.write(self.marks, t, &mark)?;
+        Ok(())
     }
 
     /// The link rate changed at `t` (to `rate`): marked in the recording; a change to
@@ -155,8 +191,9 @@ impl<'a> LiveRecording<'a> {
     }
 
     /// Records the messages that never arrived (known only once the senders have
-    /// stopped), closes the file and returns what the phase measured.
-    pub(crate) fn finish(mut self, result: &WorkloadResult) -> Result<PhaseData, DemoError> {
+    /// stopped) and, on an emulated link, what it carried (`usage`); closes the file
+    /// and returns what the phase measured.
+    pub(crate) fn finish(mut self, result: &WorkloadResult, usage: Option<LinkUsage>) -> Result<PhaseData, DemoError> {
         let mut lost = Vec::new();
         for (i, stream) in self.spec.streams.iter().enumerate() {
             let mut arrived = vec![false; result.sent[i] as usize];
@@ -173,6 +210,10 @@ impl<'a> LiveRecording<'a> {
         lost.sort_by_key(|(t, _)| *t);
         for (t, event) in lost {
             self.event(t, event)?;
+        }
+        if let (Some(channel), Some(usage)) = (self.usage, usage) {
+            self.rec.write(channel, self.end_ns, &usage)?;
+            self.data.usage(&usage);
         }
         self.rec.finish()?;
         self.data.finish();
@@ -191,17 +232,27 @@ impl<'a> LiveRecording<'a> {
                 let entry = self.received.entry(lane.clone()).or_default();
                 entry.0 += 1;
                 entry.1 += self.spec.streams[stream].size as u64;
+                let critical = self.critical.contains(&a.header.stream);
+                let floor = match &self.floor {
+                    Some((floor, sizes)) if critical => {
+                        Some(floor.at(a.header.sent_ns.saturating_sub(self.start_ns), sizes[stream]))
+                    }
+                    _ => None,
+                };
                 let sample = LatencySample {
                     lane: lane.clone(),
                     stream: a.header.stream,
                     seq: a.header.seq,
                     sent_ns: a.header.sent_ns,
                     latency_ms: a.latency_ms(),
+                    floor_ns: floor.map(|f| f.0),
+                    head_of_line_ns: floor.map(|f| f.1),
                 };
                 self.rec.write(self.latency[lane], t, &sample)?;
-                if self.critical.contains(&a.header.stream) {
-                    self.data.arrived(a.header.sent_ns, t);
+                if critical {
+                    self.data.arrived(a.header.sent_ns, t, floor);
                 }
+                self.data.message(a.header.stream, t);
             }
             Event::Lost(l) => {
                 if self.critical.contains(&l.stream) {
@@ -218,14 +269,23 @@ impl<'a> LiveRecording<'a> {
                 // A cumulative counter: a sample that read less (a restarted or
                 // unreadable daemon) does not undo what was counted.
                 self.data.bulk_dropped_packets = self.data.bulk_dropped_packets.max(s.droppable_early_drops());
+                if s.daemon == DaemonState::Running {
+                    self.data.shaper_rate(t, s.link_rate_bps);
+                }
                 self.rec.write(self.state, t, &s)?;
             }
             Event::Frame(f) => {
                 let entry = self.received.entry(self.video_lane.clone()).or_default();
                 entry.0 += 1;
                 entry.1 += u64::from(f.bytes);
-                self.data.frame(t, f.bytes);
-                let v = VideoFrame { frame: f.frame, key: f.key, bytes: f.bytes, latency_ms: f.latency_ms() };
+                self.data.frame(t, f.bytes, Some(f.sent_ns));
+                let v = VideoFrame {
+                    frame: f.frame,
+                    key: f.key,
+                    bytes: f.bytes,
+                    latency_ms: f.latency_ms(),
+                    sent_ns: Some(f.sent_ns),
+                };
                 self.rec.write(self.frames, t, &v)?;
             }
         }

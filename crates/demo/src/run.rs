@@ -7,19 +7,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
+use bauxite_core::figures::{BIN_NS, LinkFacts};
+use bauxite_core::link::{LinkChange, LinkConfig, LinkRate, Timeline};
 use bauxite_core::{
     BitRate, DEFAULT_REFLECTOR_PORT, DaemonState, Profile, ProfileError, Protocol, RateSetting, ShaperSnapshot,
     ValidatedProfile,
 };
+use bauxite_netlab::emulator::{Direction, EmulatorConfig, EmulatorReport, Fate};
 use bauxite_netlab::testbed::{BASE_ADDR, ROBOT_IFACE};
-use bauxite_netlab::workload::{RunningWorkload, WorkloadEvent, WorkloadSpec};
+use bauxite_netlab::workload::{RunningWorkload, WorkloadEvent, WorkloadResult, WorkloadSpec};
 use bauxite_netlab::{ChainOptions, ChainTestbed, NetlabError};
 use bauxite_shaper::StatusReader;
 use bauxite_sys::{ChildGuard, monotonic_ns};
-use bauxite_telemetry::messages::{RunInfo, StreamRate};
+use bauxite_telemetry::messages::{LinkRun, LinkUsage, RunInfo, StreamBytes, StreamRate};
 
 use crate::analysis::PhaseData;
-use crate::live::{LiveRecording, lane_of};
+use crate::live::{LINK_OVERHEAD_BYTES, LiveRecording, lane_of};
 use crate::scenario::Scenario;
 
 /// What to run.
@@ -137,7 +140,7 @@ pub fn run_phase(
     dir: &Path,
     mcap: &Path,
 ) -> Result<PhaseData, DemoError> {
-    let tb = ChainTestbed::create(&ChainOptions { rate: options.scenario.initial_rate, ..Default::default() })?;
+    let mut tb = ChainTestbed::create(&chain_options(&options.scenario))?;
     // Phase 1 runs no shaper; its recording is still checked against the same targets.
     let profile = protected_profile(options.rate)?;
     // Phase 2's shaper state is read in-process (netlink and the state file) by a
@@ -150,6 +153,11 @@ pub fn run_phase(
     let spec = workload_spec(trial);
     let start_ns = monotonic_ns();
     let started = Instant::now();
+    if let (Some(emulator), Some(link)) = (tb.emulator(), &options.scenario.link) {
+        // The link's rate (a trace from its first line) starts with the senders: the
+        // figures' capacity and floors count from here.
+        emulator.apply(LinkChange::Rate(link.config.rate.clone()));
+    }
     let info = run_info(options, trial, phase, &spec, &profile);
     let mut recording = LiveRecording::create(mcap, &info, &spec, &profile, start_ns, options)?;
     let (tap, live) = std::sync::mpsc::channel();
@@ -161,7 +169,40 @@ pub fn run_phase(
     let result = workload.stop(Duration::from_secs(1)).map_err(DemoError::Workload)?;
     drop(daemons);
     recording.write(live.try_iter(), last_state)?;
-    recording.finish(&result)
+    let usage = tb.stop_emulator()?.map(|report| link_usage(&report, &result, start_ns, info.duration_ns));
+    recording.finish(&result, usage)
+}
+
+/// The testbed of `scenario`: TBF at the seed's rate, or the emulator running the
+/// `--link` link (the return path uncongested, with the link's delay, as `bauxite
+/// sim robot` models it), recording every packet's fate.
+fn chain_options(scenario: &Scenario) -> ChainOptions {
+    match &scenario.link {
+        None => ChainOptions { rate: scenario.initial_rate, ..Default::default() },
+        Some(link) => ChainOptions {
+            emulated: Some(EmulatorConfig {
+                uplink: link.config.clone(),
+                downlink: LinkConfig { delay: link.config.delay, ..LinkConfig::default() },
+                timeline: Timeline::default(),
+                record_fates: true,
+            }),
+            ..Default::default()
+        },
+    }
+}
+
+/// What the emulated link delivered robot → base per bin of the phase (from every
+/// packet's recorded fate), and what the video's encoder offered and skipped.
+fn link_usage(report: &EmulatorReport, result: &WorkloadResult, start_ns: u64, duration_ns: u64) -> LinkUsage {
+    let mut uplink_bytes = vec![0u64; duration_ns.div_ceil(BIN_NS) as usize];
+    for fate in report.fates.iter().filter(|f| f.direction == Direction::Uplink) {
+        if let Fate::Delivered { sent_ns, .. } = fate.fate
+            && let Some(slot) = sent_ns.checked_sub(start_ns).and_then(|t| uplink_bytes.get_mut((t / BIN_NS) as usize))
+        {
+            *slot += u64::from(fate.len);
+        }
+    }
+    LinkUsage { uplink_bytes, video_offered: result.video.offered, video_skipped: result.video.skipped }
 }
 
 /// Phase 2's daemons: writes the profile to `dir`, starts `bauxite reflect` in the
@@ -228,14 +269,26 @@ fn workload_spec(trial: u32) -> WorkloadSpec {
 /// streams and the targets it is checked against.
 fn run_info(options: &DemoOptions, trial: u32, phase: u32, spec: &WorkloadSpec, profile: &ValidatedProfile) -> RunInfo {
     let (scenario, targets) = (&options.scenario, &profile.targets);
+    let duration_ns = scenario.duration.as_nanos() as u64;
+    let link = scenario.link.as_ref().map(|link| LinkRun {
+        spec: link.spec.clone(),
+        facts: LinkFacts::of(&link.config, &scenario.timeline, duration_ns),
+        stream_wire_bytes: (spec.streams.iter())
+            .map(|s| StreamBytes { port: s.port, bytes: s.size as u32 + LINK_OVERHEAD_BYTES })
+            .collect(),
+    });
+    let (before, after) = match link {
+        Some(_) => (0, 0),
+        None => (scenario.initial_rate.bps(), scenario.drop().1.bps()),
+    };
     RunInfo {
         trial,
         phase,
         protected: phase == 2,
-        duration_ns: scenario.duration.as_nanos() as u64,
-        drop_at_ns: scenario.drop().0.as_nanos() as u64,
-        link_before_bps: scenario.initial_rate.bps(),
-        link_after_bps: scenario.drop().1.bps(),
+        duration_ns,
+        drop_at_ns: scenario.drop_at().as_nanos() as u64,
+        link_before_bps: before,
+        link_after_bps: after,
         critical_streams: spec
             .streams
             .iter()
@@ -248,6 +301,7 @@ fn run_info(options: &DemoOptions, trial: u32, phase: u32, spec: &WorkloadSpec, 
         target_critical_latency_p99_ms: targets.critical_latency_p99.as_secs_f64() * 1e3,
         target_update_delay_mean_ms: targets.update_delay_mean.as_secs_f64() * 1e3,
         target_critical_loss_pct: targets.critical_loss_pct,
+        link,
     }
 }
 
@@ -281,15 +335,13 @@ fn record_live(
     started: Instant,
 ) -> Result<(), DemoError> {
     let scenario = &options.scenario;
-    let mut changes = scenario.rates().peekable();
+    let mut changes = scenario.timeline.steps.iter().peekable();
     while started.elapsed() < scenario.duration {
         if options.stop.load(Ordering::Relaxed) {
             return Err(DemoError::Interrupted);
         }
-        while let Some((_, rate)) = changes.next_if(|(at, _)| started.elapsed() >= *at) {
-            tb.set_rate(rate)?;
-            // The change as it happened (the figures' windows start at the drop), not as planned.
-            recording.link_changed(monotonic_ns(), rate)?;
+        while let Some((_, change)) = changes.next_if(|(at, _)| started.elapsed() >= *at) {
+            apply_step(tb, recording, change)?;
         }
         recording.write(live.try_iter(), state())?;
         // Wake for the next link change on time, else every 100 ms.
@@ -298,6 +350,24 @@ fn record_live(
         std::thread::sleep(next.saturating_sub(started.elapsed()));
     }
     Ok(())
+}
+
+/// One step of the timeline, now: the emulator takes any change; TBF (the seed's
+/// link) a constant rate, whose time as it happened starts the seed's windows.
+fn apply_step(tb: &ChainTestbed, recording: &mut LiveRecording, change: &LinkChange) -> Result<(), DemoError> {
+    match (tb.emulator(), change) {
+        (Some(emulator), _) => {
+            emulator.apply(change.clone());
+            recording.link_stepped(monotonic_ns(), change)
+        }
+        (None, LinkChange::Rate(LinkRate::Constant(rate))) => {
+            tb.set_rate(*rate)?;
+            // The change as it happened (the figures' windows start at the drop), not as planned.
+            recording.link_changed(monotonic_ns(), *rate)
+        }
+        // Scenario::validate admits nothing else on TBF.
+        (None, _) => Ok(()),
+    }
 }
 
 #[cfg(test)]

@@ -3,14 +3,15 @@
 //! the link emulator's own). The seed's is one step drop, 50 → 1.5 Mbit/s at 5 s
 //! ([`Scenario::seed`]).
 //!
-//! The demo's testbed is a TBF bottleneck: it applies constant rates. A timeline
-//! with a trace, delay, jitter, loss or queue step is refused until the link
-//! emulator drives the testbed.
+//! Without `--link` the testbed's bottleneck is TBF, which applies constant rates:
+//! the seed's timeline holds only those. With `--link` ([`Scenario::emulated`]) the
+//! userspace link emulator plays the link, and its timeline may change anything the
+//! link has (a trace, delay, jitter, loss, the queue).
 
 use std::time::Duration;
 
 use bauxite_core::BitRate;
-use bauxite_core::link::{LinkChange, LinkRate, Timeline};
+use bauxite_core::link::{LinkChange, LinkConfig, LinkRate, Timeline};
 
 /// What every phase of every trial runs on.
 #[derive(Clone, Debug, PartialEq)]
@@ -22,6 +23,19 @@ pub struct Scenario {
     /// The link's changes, in time order. The first is "the drop": the figures are
     /// measured from it (see [`Scenario::drop`]).
     pub timeline: Timeline,
+    /// An emulated link (`--link`) instead of the seed's TBF step drop; then
+    /// `initial_rate` is not used and the timeline is the link's.
+    pub link: Option<EmulatedLink>,
+}
+
+/// A link given with `--link` (and `--timeline`), as the emulator runs it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EmulatedLink {
+    /// The `--link` value as given, with `timeline=FILE` when there is one: the label
+    /// of the results.
+    pub spec: String,
+    /// The link at the start of each phase.
+    pub config: LinkConfig,
 }
 
 /// Why a scenario cannot be run.
@@ -91,9 +105,24 @@ impl Scenario {
             duration,
             initial_rate: Self::SEED_BEFORE,
             timeline: Timeline::of_rates(&[(Self::SEED_DROP_AT, Self::SEED_AFTER)]),
+            link: None,
         };
         scenario.validate()?;
         Ok(scenario)
+    }
+
+    /// Phases of `duration` on an emulated link: `link` at the start, changed by
+    /// `timeline`. Without a timeline the figures' windows start at 0.
+    pub fn emulated(link: EmulatedLink, timeline: Timeline, duration: Duration) -> Result<Self, ScenarioError> {
+        let scenario = Self { duration, initial_rate: Self::SEED_BEFORE, timeline, link: Some(link) };
+        scenario.validate()?;
+        Ok(scenario)
+    }
+
+    /// Where the figures' windows start: the first timed change (the seed's drop), or
+    /// 0 on an emulated link without one.
+    pub fn drop_at(&self) -> Duration {
+        self.timeline.steps.first().map_or(Duration::ZERO, |(at, _)| *at)
     }
 
     /// Checks the timeline holds only constant rates, in order and inside the phase,
@@ -102,7 +131,7 @@ impl Scenario {
     pub fn validate(&self) -> Result<(), ScenarioError> {
         let mut last = Duration::ZERO;
         for (index, (at, change)) in self.timeline.steps.iter().enumerate() {
-            if constant_rate(change).is_none() {
+            if self.link.is_none() && constant_rate(change).is_none() {
                 return Err(ScenarioError::Unsupported { index, at: *at, change: format!("{change:?}") });
             }
             if *at < last || *at >= self.duration {
@@ -110,7 +139,10 @@ impl Scenario {
             }
             last = *at;
         }
-        let (drop_at, _) = self.rates().next().ok_or(ScenarioError::NoDrop)?;
+        let drop_at = match self.link {
+            Some(_) => self.drop_at(),
+            None => self.rates().next().ok_or(ScenarioError::NoDrop)?.0,
+        };
         let minimum = drop_at + Self::SETTLE + Self::MIN_MEASURED;
         if self.duration < minimum {
             return Err(ScenarioError::TooShort { duration: self.duration, drop_at, minimum });
@@ -182,5 +214,20 @@ mod tests {
         assert!(matches!(e, ScenarioError::Unsupported { index: 1, .. }), "{e}");
         s.timeline.steps.clear();
         assert_eq!(s.validate(), Err(ScenarioError::NoDrop));
+    }
+
+    #[test]
+    fn an_emulated_link_takes_any_change_and_needs_no_drop() {
+        let secs = Duration::from_secs;
+        let link = EmulatedLink { spec: "rate=2mbit".into(), config: LinkConfig::default() };
+        let s = Scenario::emulated(link.clone(), Timeline::default(), secs(3)).unwrap();
+        assert_eq!(s.drop_at(), Duration::ZERO, "without a timeline the windows start at 0");
+        let e = Scenario::emulated(link.clone(), Timeline::default(), Duration::from_millis(2900)).unwrap_err();
+        assert!(matches!(e, ScenarioError::TooShort { .. }), "{e}");
+        let delay = Timeline { steps: vec![(secs(2), LinkChange::Delay(Duration::from_millis(20)))] };
+        let s = Scenario::emulated(link.clone(), delay.clone(), secs(5)).unwrap();
+        assert_eq!(s.drop_at(), secs(2));
+        let e = Scenario::emulated(link, delay, secs(2)).unwrap_err();
+        assert!(matches!(e, ScenarioError::Timeline { index: 0, .. }), "{e}");
     }
 }

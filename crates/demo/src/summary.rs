@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use bauxite_core::figures::{LinkFacts, LinkFigures};
+
 use crate::analysis::{CHECKPOINTS, PhaseData, PhaseSummary, checkpoint, summarize};
 use crate::scenario::Scenario;
 
@@ -16,7 +18,7 @@ pub struct DemoSummary {
     /// Phase 3: each recording's audit.
     pub audit: Vec<AuditEntry>,
     /// The link the phases ran on.
-    pub link: LinkSummary,
+    pub link: DemoLink,
     /// Phase 2's shaper rate: a rate (`1.5mbit`) or `auto`.
     pub protected_rate: String,
     /// Each phase's figures, pooled over trials.
@@ -43,6 +45,29 @@ impl LinkSummary {
     pub fn of(scenario: &Scenario) -> Self {
         let (drop_at, after) = scenario.drop();
         Self { before_mbps: scenario.initial_rate.mbps(), after_mbps: after.mbps(), drop_at_s: drop_at.as_secs_f64() }
+    }
+}
+
+/// The link the phases ran on: `link` in `summary.json`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum DemoLink {
+    /// The seed's step drop on TBF (no `--link`).
+    Step(LinkSummary),
+    /// An emulated `--link` link, described as `bauxite sim robot` describes it.
+    Emulated(bauxite_core::figures::LinkSummary),
+}
+
+impl DemoLink {
+    /// The link of `scenario`.
+    pub fn of(scenario: &Scenario) -> Self {
+        match &scenario.link {
+            None => Self::Step(LinkSummary::of(scenario)),
+            Some(link) => {
+                let duration_ns = scenario.duration.as_nanos() as u64;
+                Self::Emulated(LinkFacts::of(&link.config, &scenario.timeline, duration_ns).summary(&link.spec))
+            }
+        }
     }
 }
 
@@ -107,7 +132,7 @@ impl DemoSummary {
         Self {
             trials: standard.len().max(protected.len()) as u32,
             audit,
-            link: LinkSummary::of(scenario),
+            link: DemoLink::of(scenario),
             protected_rate,
             phases: Phases { standard: summarize(standard, false), protected: summarize(protected, true) },
             time_series_ms: CHECKPOINTS
@@ -131,20 +156,39 @@ impl DemoSummary {
         out
     }
 
+    /// The title and the available bandwidth: the seed's step, or the `--link` link.
+    fn link_markdown(&self, scenario: &Scenario) -> (String, String) {
+        let (trials, rate) = (self.trials, &self.protected_rate);
+        match &self.link {
+            DemoLink::Emulated(link) => {
+                let title = format!(
+                    "# Bauxite demo: {trials} trials, link `{}` (emulated), phase 2 rate {rate}\n\n\
+                     Figures from one second after the link's first timed change ({} s) to the end of each phase, pooled over trials.\n",
+                    link.spec, link.drop_at_s
+                );
+                let capacity = link.mean_capacity_mbps.map_or("unlimited".into(), |c| format!("{c:.3} Mbit/s mean"));
+                (title, capacity)
+            }
+            DemoLink::Step(_) => {
+                let (drop_at, after) = scenario.drop();
+                let title = format!(
+                    "# Bauxite demo: {trials} trials, link {} → {} at {} s, phase 2 rate {rate}\n\n\
+                     Figures from one second after the drop to the end of each phase, pooled over trials.\n",
+                    scenario.initial_rate,
+                    after,
+                    drop_at.as_secs_f64()
+                );
+                (title, after.to_string())
+            }
+        }
+    }
+
     fn figures_markdown(&self, scenario: &Scenario) -> String {
         let (s, p) = (&self.phases.standard, &self.phases.protected);
         let ms = |v: f64| format!("{v:.2} ms");
-        let ((drop_at, after), rate) = (scenario.drop(), &self.protected_rate);
+        let (title, after) = self.link_markdown(scenario);
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "# Bauxite demo: {} trials, link {} → {} at {} s, phase 2 rate {rate}\n",
-            self.trials,
-            scenario.initial_rate,
-            after,
-            drop_at.as_secs_f64()
-        );
-        let _ = writeln!(out, "Figures from one second after the drop to the end of each phase, pooled over trials.\n");
+        let _ = writeln!(out, "{title}");
         let _ = writeln!(out, "| Metric | Standard Linux stack (phase 1) | Bauxite protected (phase 2) |");
         let _ = writeln!(out, "| :--- | :---: | :---: |");
         let _ = writeln!(out, "| Available bandwidth | {after} | {after} |");
@@ -171,11 +215,16 @@ impl DemoSummary {
         );
         let _ = writeln!(out, "| Video frames delivered | {:.1} fps | {:.1} fps |", s.video_fps, p.video_fps);
         let _ = writeln!(out, "| Bulk discarded early | {} | {} |", s.bulk_dropped_packets, p.bulk_dropped_packets);
-        let _ = writeln!(
-            out,
-            "| Time from the drop until critical < 2 ms | — | {:.0} ms |",
-            p.time_to_protect_ms.unwrap_or(0.0)
-        );
+        match (&s.link, &p.link) {
+            (Some(a), Some(b)) => out.push_str(&link_figures_markdown(a, b, p.time_to_protect_ms)),
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "| Time from the drop until critical < 2 ms | — | {:.0} ms |",
+                    p.time_to_protect_ms.unwrap_or(0.0)
+                );
+            }
+        }
         out
     }
 
@@ -209,6 +258,46 @@ impl DemoSummary {
         }
         out
     }
+}
+
+/// The rows of issue 11's figures (a `--link` run): excess over the link's floor,
+/// the video's share of what the link offered, frame delay, time to protect.
+fn link_figures_markdown(s: &LinkFigures, p: &LinkFigures, time_to_protect_ms: Option<f64>) -> String {
+    let mut out = String::new();
+    let ms = |v: f64| format!("{v:.2} ms");
+    for (label, a, b) in [
+        ("Critical excess over the link's floor, mean", s.critical_excess_ms.mean, p.critical_excess_ms.mean),
+        ("Critical excess, p95", s.critical_excess_ms.p95, p.critical_excess_ms.p95),
+        ("Critical excess, p99", s.critical_excess_ms.p99, p.critical_excess_ms.p99),
+        ("Critical excess, max", s.critical_excess_ms.max, p.critical_excess_ms.max),
+    ] {
+        let _ = writeln!(out, "| {label} | {} | {} |", ms(a), ms(b));
+    }
+    let _ = writeln!(
+        out,
+        "| Critical messages over 10 ms of excess | {:.2} % | {:.2} % |",
+        s.critical_over_10ms_pct, p.critical_over_10ms_pct
+    );
+    let share = |l: &LinkFigures| l.bulk_utilization.map_or("—".into(), |u| format!("{:.1} %", 100.0 * u));
+    let _ = writeln!(out, "| Video share of what the link offered | {} | {} |", share(s), share(p));
+    let _ = writeln!(
+        out,
+        "| Frame delay p50 / p95 | {:.0} / {:.0} ms | {:.0} / {:.0} ms |",
+        s.frame_delay_ms.p50, s.frame_delay_ms.p95, p.frame_delay_ms.p50, p.frame_delay_ms.p95
+    );
+    let _ = writeln!(
+        out,
+        "| Frames skipped by the encoder | {:.1} % | {:.1} % |",
+        s.video_skipped_pct, p.video_skipped_pct
+    );
+    let ttp = time_to_protect_ms.map_or("— (no capacity drop)".into(), |t| format!("{t:.0} ms"));
+    let _ = writeln!(out, "| Time from the first capacity drop until critical excess < 2 ms | — | {ttp} |");
+    let _ = writeln!(
+        out,
+        "| Time to protect after each capacity drop | — | {:?} ms |",
+        p.time_to_protect_after_drops_ms.iter().map(|t| t.round()).collect::<Vec<_>>()
+    );
+    out
 }
 
 #[cfg(test)]

@@ -28,6 +28,7 @@ fn info() -> RunInfo {
         target_critical_latency_p99_ms: 2.0,
         target_update_delay_mean_ms: 10.0,
         target_critical_loss_pct: 0.0,
+        link: None,
     }
 }
 
@@ -48,8 +49,15 @@ fn recording(name: &str, latency: impl Fn(u64) -> u64, lose: bool) -> PathBuf {
             continue;
         }
         let received = sent + latency(i) * MS;
-        let sample =
-            LatencySample { lane: "critical".into(), stream: 7401, seq: i as u32, sent_ns: sent, latency_ms: 0.0 };
+        let sample = LatencySample {
+            lane: "critical".into(),
+            stream: 7401,
+            seq: i as u32,
+            sent_ns: sent,
+            latency_ms: 0.0,
+            floor_ns: None,
+            head_of_line_ns: None,
+        };
         rec.write(samples, received, &sample).unwrap();
         rec.write(updates, received + 4 * MS, &UpdateDelay { seq: i as u32, sent_ns: sent, delay_ms: 0.0 }).unwrap();
     }
@@ -110,7 +118,7 @@ fn bad_files_are_errors_that_name_the_problem() {
     let no_run = temp("norun");
     let mut rec = Recorder::create(&no_run).unwrap();
     let frames = rec.channel::<VideoFrame>(&topic("video", "frames")).unwrap();
-    rec.write(frames, START, &VideoFrame { frame: 0, key: true, bytes: 1, latency_ms: 1.0 }).unwrap();
+    rec.write(frames, START, &VideoFrame { frame: 0, key: true, bytes: 1, latency_ms: 1.0, sent_ns: None }).unwrap();
     rec.finish().unwrap();
     assert!(matches!(audit(&no_run), Err(AuditError::NoRun { messages: 1, .. })));
 
@@ -120,7 +128,8 @@ fn bad_files_are_errors_that_name_the_problem() {
     let run = rec.channel::<RunInfo>(&topic("demo", "run")).unwrap();
     let wrong = rec.channel::<VideoFrame>(&topic("lanes", "critical/latency")).unwrap();
     rec.write(run, START, &info()).unwrap();
-    rec.write(wrong, START + MS, &VideoFrame { frame: 0, key: true, bytes: 1, latency_ms: 1.0 }).unwrap();
+    rec.write(wrong, START + MS, &VideoFrame { frame: 0, key: true, bytes: 1, latency_ms: 1.0, sent_ns: None })
+        .unwrap();
     rec.finish().unwrap();
     let e = audit(&odd).unwrap_err();
     assert!(

@@ -314,12 +314,20 @@ fn write_mcap_corpus() {
         target_critical_latency_p99_ms: 2.0,
         target_update_delay_mean_ms: 10.0,
         target_critical_loss_pct: 0.0,
+        link: None,
     };
     rec.write(run, start, &info).unwrap();
     for i in 0..150u64 {
         let sent = start + i * 20 * MS;
-        let sample =
-            LatencySample { lane: "critical".into(), stream: 7401, seq: i as u32, sent_ns: sent, latency_ms: 1.0 };
+        let sample = LatencySample {
+            lane: "critical".into(),
+            stream: 7401,
+            seq: i as u32,
+            sent_ns: sent,
+            latency_ms: 1.0,
+            floor_ns: None,
+            head_of_line_ns: None,
+        };
         rec.write(samples, sent + MS, &sample).unwrap();
         rec.write(updates, sent + 5 * MS, &UpdateDelay { seq: i as u32, sent_ns: sent, delay_ms: 5.0 }).unwrap();
     }

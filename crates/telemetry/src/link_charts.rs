@@ -29,7 +29,11 @@ pub fn rates_chart(standard: &PhaseTrace, protected: &PhaseTrace, link: &LinkFac
             points: per_bin(&|b| delivered(standard, b)),
             ..Series::default()
         },
-        Series { name: "delivered, Bauxite".into(), points: per_bin(&|b| delivered(protected, b)), ..Series::default() },
+        Series {
+            name: "delivered, Bauxite".into(),
+            points: per_bin(&|b| delivered(protected, b)),
+            ..Series::default()
+        },
     ];
     if !protected.link_rate.is_empty() {
         let points = per_bin(&|b| rate_at(&protected.link_rate, b as u64 * BIN_NS).unwrap_or(f64::NAN) / 1e6);

@@ -24,6 +24,13 @@ pub struct LatencySample {
     pub sent_ns: u64,
     /// One-way latency, ms.
     pub latency_ms: f64,
+    /// On a `--link` run, a critical message's floor: the latency it would have had
+    /// alone on the empty link when it was sent, ns (`bauxite_core::figures`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_ns: Option<u64>,
+    /// With `floor_ns`: the wait a full packet just ahead of it on the link adds, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_of_line_ns: Option<u64>,
 }
 
 /// A lane's counters over the last interval, on `/bauxite/lanes/<lane>/counters`.
@@ -54,6 +61,10 @@ pub struct VideoFrame {
     pub bytes: u32,
     /// Frame latency (first byte sent to last byte received), ms.
     pub latency_ms: f64,
+    /// When its first byte was sent (the capture), ns (CLOCK_MONOTONIC): frame delay
+    /// on a `--link` run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_ns: Option<u64>,
 }
 
 /// A message that never arrived, on `/bauxite/lanes/<lane>/lost`, stamped with the
@@ -114,6 +125,49 @@ pub struct RunInfo {
     pub target_update_delay_mean_ms: f64,
     /// Target: critical loss, percent.
     pub target_critical_loss_pct: f64,
+    /// The link, when the run was on an emulated `--link` link (then `drop_at_ns` is
+    /// its first timed change, 0 without one, and `link_*_bps` are 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<LinkRun>,
+}
+
+/// An emulated link's run, in its [`RunInfo`]: what `bauxite audit` needs to
+/// recompute issue 11's figures (with the floors in the latency samples and the
+/// [`LinkUsage`] at the end).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkRun {
+    /// The `--link` value (with `timeline=FILE` when one was given).
+    pub spec: String,
+    /// Capacity per bin, drops and windows, from the link and its timeline.
+    pub facts: bauxite_core::figures::LinkFacts,
+    /// Each periodic stream's message size on the link (IPv4 length + 4), bytes: the
+    /// "other" traffic the video's utilisation leaves out.
+    pub stream_wire_bytes: Vec<StreamBytes>,
+}
+
+/// A periodic stream's message size on the link.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StreamBytes {
+    /// Destination port (the stream id).
+    pub port: u16,
+    /// Bytes on the link per message.
+    pub bytes: u32,
+}
+
+/// What the emulated link carried and the video offered, on `/bauxite/link/usage`,
+/// written once at the end of a `--link` run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkUsage {
+    /// Bytes (on the link) delivered robot → base per `bauxite_core::figures::BIN_NS`
+    /// bin from the start of the run, as the emulator recorded every packet's fate.
+    pub uplink_bytes: Vec<u64>,
+    /// Frames the camera produced.
+    pub video_offered: u32,
+    /// Of those, frames the encoder skipped.
+    pub video_skipped: u32,
 }
 
 /// A periodic stream: its destination port and send rate.

@@ -24,8 +24,15 @@ fn record(recorder: &mut Recorder, seconds: u64) {
         .unwrap();
     for i in 0..seconds * 100 {
         let t = i * 10_000_000;
-        let sample =
-            LatencySample { lane: "critical".into(), stream: 7401, seq: i as u32, sent_ns: t, latency_ms: 0.1 };
+        let sample = LatencySample {
+            lane: "critical".into(),
+            stream: 7401,
+            seq: i as u32,
+            sent_ns: t,
+            latency_ms: 0.1,
+            floor_ns: None,
+            head_of_line_ns: None,
+        };
         recorder.write(latency, t, &sample).unwrap();
         if i % 10 == 0 {
             let c =
@@ -46,7 +53,8 @@ fn record(recorder: &mut Recorder, seconds: u64) {
                 ..ShaperSnapshot::down("eth0")
             };
             recorder.write(shaper, t, &s).unwrap();
-            let f = VideoFrame { frame: i as u32 / 3, key: i % 300 == 0, bytes: 14_000, latency_ms: 30.0 };
+            let f =
+                VideoFrame { frame: i as u32 / 3, key: i % 300 == 0, bytes: 14_000, latency_ms: 30.0, sent_ns: None };
             recorder.write(video, t, &f).unwrap();
         }
     }

@@ -168,6 +168,29 @@ fn load_trace(path: &Path) -> Result<LinkRate, LinkSpecError> {
     DeliveryTrace::load(path).map(|t| LinkRate::Trace(Arc::new(t))).map_err(|e| LinkSpecError(e.to_string()))
 }
 
+/// The link a command is given: a `--link` value and, optionally, a `--timeline`
+/// file (the same as `timeline=FILE` in the value; one or the other). Returns the
+/// label of the results (the value, with the timeline), the starting link and its
+/// timeline, every file read; errors name the key, or the file and line.
+pub fn load_link(text: &str, timeline: Option<&Path>) -> Result<(String, LinkConfig, Timeline), LinkSpecError> {
+    let mut spec: LinkSpec = text.parse()?;
+    let mut label = text.to_string();
+    if let Some(file) = timeline {
+        if spec.timeline.is_some() {
+            return Err(LinkSpecError("link: give the timeline as `timeline=FILE` or as --timeline, not both".into()));
+        }
+        spec.timeline = Some(file.to_path_buf());
+        label = format!("{text},timeline={}", file.display());
+    }
+    Ok((label, spec.config()?, spec.timeline()?))
+}
+
+/// The 1-based line of each top-level list item (`- ...`) of a timeline file: where
+/// each step starts, for errors.
+fn step_lines(text: &str) -> Vec<usize> {
+    text.lines().enumerate().filter(|(_, l)| *l == "-" || l.starts_with("- ")).map(|(i, _)| i + 1).collect()
+}
+
 fn parse_rate(value: &str) -> Result<RateSpec, String> {
     if value == "unlimited" {
         return Ok(RateSpec::Unlimited);
@@ -320,12 +343,16 @@ impl Timeline {
         let text = crate::config::read_config(path).map_err(|e| LinkSpecError(e.to_string()))?;
         let steps: Vec<StepText> = crate::config::parse_yaml(&text, path).map_err(|e| LinkSpecError(e.to_string()))?;
         let base = path.parent().unwrap_or(Path::new("."));
+        let step_lines = step_lines(&text);
         let mut timeline = Timeline::default();
         for (i, step) in steps.into_iter().enumerate() {
             let at = step.at.0;
-            let bad = |key: &str, why: String| {
-                LinkSpecError(format!("{}: step {} (at {at:?}): `{key}`: {why}", path.display(), i + 1))
+            let place = match step_lines.get(i) {
+                Some(line) => format!("{}:{line}", path.display()),
+                None => path.display().to_string(),
             };
+            let bad =
+                |key: &str, why: String| LinkSpecError(format!("{place}: step {} (at {at:?}): `{key}`: {why}", i + 1));
             let mut push = |change| timeline.steps.push((at, change));
             if let Some(rate) = &step.rate {
                 let rate = match parse_rate(rate).map_err(|e| bad("rate", e))? {
@@ -437,7 +464,13 @@ mod tests {
 
         std::fs::write(&path, "- {at: 5s, rate: 1.5mbit}\n- {at: 6s, jitter: 20s}\n").unwrap();
         let e = Timeline::load(&path).unwrap_err().to_string();
-        assert!(e.contains("step 2") && e.contains("`jitter`") && e.contains("10s"), "{e}");
+        assert!(e.contains("timeline.yaml:2: step 2") && e.contains("`jitter`") && e.contains("10s"), "{e}");
+        // A missing trace names the timeline's line and the trace file.
+        std::fs::write(&path, "# a comment\n- at: 1s\n  trace: missing.up\n").unwrap();
+        let e = load_link("queue=50kb", Some(&path)).unwrap_err().to_string();
+        assert!(e.contains("timeline.yaml:2: step 1") && e.contains("missing.up"), "{e}");
+        let e = load_link(&format!("timeline={}", path.display()), Some(&path)).unwrap_err().to_string();
+        assert!(e.contains("not both"), "{e}");
         std::fs::write(&path, "- {at: 5s, bandwidth: 1mbit}\n").unwrap();
         let e = Timeline::load(&path).unwrap_err().to_string();
         assert!(e.contains("timeline.yaml:1") && e.contains("bandwidth"), "{e}");

@@ -7,8 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 pub use bauxite_core::figures::{
-    ExcessMs, FrameDelayMs, LinkFacts, LinkFigures, LinkSummary, PhaseSummary, link_figures,
-    time_to_protect_first_drop,
+    ExcessMs, FrameDelayMs, LinkFacts, LinkFigures, LinkSummary, PhaseSummary, link_figures, time_to_protect_first_drop,
 };
 pub use bauxite_core::stats::{LatencyMs, UpdateDelayMs};
 
