@@ -286,18 +286,23 @@ fn execute(study: &StudyConfig, out: &Path) -> Result<()> {
     let total = study.plan()?.len();
     check_out_dir(out)?;
     let bar = crate::progress::bar(total as u64, "runs");
+    let cpu_before = bauxite_sys::process_cpu_ns();
     let result: StudyResult = run_study(study, &|p| {
         bar.set_position(p.done as u64);
         bar.set_message(p.run.label());
     })?;
+    // CPU time of the runs alone (not of the files and charts written after), the
+    // figure that compares with another simulator's on a loaded machine.
+    let cpu_s = (bauxite_sys::process_cpu_ns() - cpu_before) as f64 / 1e9;
     bar.finish_and_clear();
     write_outputs(out, &result)?;
     bauxite_sim::charts::write(out, &bauxite_sim::series::chart_data(&result))?;
     print!("{}", bauxite_sim::output::summary_md(&result));
     println!(
-        "\nsimulated {} events in {:.2} s: {:.2} M events/s ({} runs)",
+        "\nsimulated {} events in {:.2} s ({:.3} CPU-s): {:.2} M events/s ({} runs)",
         result.events,
         result.wall_s,
+        cpu_s,
         result.events_per_s() / 1e6,
         result.runs.len()
     );

@@ -1,7 +1,8 @@
 //! The few OS helpers every Bauxite I/O crate shares, so that each exists once:
 //! running commands and threads in a network namespace ([`Netns`]), root checks
 //! ([`is_root`], [`root_or_skip`]), the monotonic clock the kernel programs stamp
-//! with ([`monotonic_ns`]) and a child process that is stopped when its owner goes
+//! with ([`monotonic_ns`]), the process CPU clock benchmarks report
+//! ([`process_cpu_ns`]) and a child process that is stopped when its owner goes
 //! away ([`ChildGuard`]).
 //!
 //! It depends on nothing of Bauxite's, so the testbed (`netlab`) builds without the
@@ -13,7 +14,7 @@ mod netns;
 mod privilege;
 mod process;
 
-pub use clock::monotonic_ns;
+pub use clock::{monotonic_ns, process_cpu_ns};
 pub use netns::{Netns, unique_name};
 pub use privilege::{is_root, root_or_skip};
 pub use process::ChildGuard;
