@@ -79,3 +79,42 @@ fn every_packet_is_dequeued_dropped_or_queued_exactly_once() {
         assert!(!dropped.is_empty() && !sent.is_empty(), "{name}: the workload exercised drops");
     }
 }
+
+/// A discipline that says an empty dequeue changes nothing gives the same
+/// departures and drops when a caller skips those calls as when it makes them.
+#[test]
+fn an_empty_dequeue_changes_nothing_where_a_discipline_says_so() {
+    let noop: Vec<&str> =
+        disciplines().into_iter().filter(|(_, q)| q.empty_dequeue_is_noop()).map(|(name, _)| name).collect();
+    assert_eq!(noop, ["fifo", "pfifo_fast-style", "prio shared", "drr"]);
+    let pairs = disciplines().into_iter().zip(disciplines()).filter(|((_, q), _)| q.empty_dequeue_is_noop());
+    for ((name, mut called), (_, mut skipped)) in pairs {
+        let mut rng = SplitMix64::new(99);
+        let (mut now, mut next_id) = (0, 0u64);
+        let (mut out_called, mut out_skipped) = (Vec::new(), Vec::new());
+        let mut empty_calls = 0;
+        for _ in 0..20_000 {
+            now += rng.next_u64() % (2 * MS);
+            if called.is_empty() {
+                assert_eq!(called.dequeue(now), None, "{name}");
+                empty_calls += 1;
+            }
+            for _ in 0..rng.next_u64() % 4 {
+                let packet = Packet::new(next_id, 64 + (rng.next_u64() % 1437) as u32, (rng.next_u64() % 64) as u8, 0);
+                next_id += 1;
+                called.enqueue(packet, now);
+                skipped.enqueue(packet, now);
+            }
+            for _ in 0..rng.next_u64() % 4 {
+                out_called.push(called.dequeue(now));
+                out_skipped.push(skipped.dequeue(now));
+            }
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            called.drain_drops(&mut a);
+            skipped.drain_drops(&mut b);
+            assert_eq!(a, b, "{name}: same drops");
+        }
+        assert_eq!(out_called, out_skipped, "{name}: same departures");
+        assert!(empty_calls > 100, "{name}: the workload left the queue empty often ({empty_calls})");
+    }
+}

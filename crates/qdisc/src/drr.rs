@@ -179,6 +179,11 @@ impl Qdisc for Drr {
     fn drain_drops(&mut self, out: &mut Vec<Packet>) {
         out.append(&mut self.drops);
     }
+
+    /// Dequeue reads an empty queue and returns, keeping no clock.
+    fn empty_dequeue_is_noop(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -56,6 +56,11 @@ impl Qdisc for Fifo {
     fn drain_drops(&mut self, out: &mut Vec<Packet>) {
         out.append(&mut self.drops);
     }
+
+    /// Dequeue reads an empty queue and returns, keeping no clock.
+    fn empty_dequeue_is_noop(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

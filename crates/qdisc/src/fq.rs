@@ -90,54 +90,62 @@ struct Flow<A> {
 /// order keeping the first maximum finds), and a bucket's change of backlog
 /// replays the at most `log2(buckets)` matches on its path to the root. Leaves are
 /// padded to a power of two with empty buckets, which never beat a real one.
+///
+/// Each node holds its winner's standing and index packed into one `u128`
+/// (standing in the high half, `u64::MAX - index` in the low half), so a match is
+/// one integer `max` of the two children with no lookup elsewhere, ties go to the
+/// lower index by construction, and the replay stops at the first node whose
+/// value is unchanged. (The tree of 1024 buckets is 32 KiB and stays in cache;
+/// keeping only winner indices cost a random read of the scores per match, a
+/// fifth of a 1000-follower FQ-PIE run.)
 #[derive(Clone, Debug)]
 struct Fattest {
     leaves: usize,
-    /// Each bucket's standing: `2 × bytes + 1` if it holds a packet, else 0, so a
-    /// queue of zero-length packets still beats an empty bucket. (Saturates at
-    /// 2⁶³ bytes, far beyond any queue.)
-    scores: Vec<u64>,
-    /// The winning bucket of each match, in a heap layout from index 1: node `k`
-    /// has children `2k` and `2k + 1`, and leaf `leaves + i` is bucket `i`.
-    winners: Vec<u32>,
+    /// Node `k` has children `2k` and `2k + 1`; leaf `leaves + i` is bucket `i`.
+    nodes: Vec<u128>,
 }
 
 impl Fattest {
     fn new(buckets: usize) -> Self {
         let leaves = buckets.next_power_of_two();
-        let mut winners = vec![0; 2 * leaves];
+        let mut nodes = vec![0; 2 * leaves];
         for i in 0..leaves {
-            winners[leaves + i] = i as u32;
+            nodes[leaves + i] = Self::node(0, i);
         }
         for k in (1..leaves).rev() {
-            winners[k] = winners[2 * k];
+            nodes[k] = nodes[2 * k].max(nodes[2 * k + 1]);
         }
-        Self { leaves, scores: vec![0; leaves], winners }
+        Self { leaves, nodes }
     }
 
-    /// Records the backlog of `bucket`. The replay stops at the first match whose
-    /// winner is unchanged and is not `bucket` itself, since nothing above it can
-    /// change either: a bucket that loses near the leaves (most do) costs a step
-    /// or two.
+    /// A bucket's standing: `2 × bytes + 1` if it holds a packet, else 0, so a
+    /// queue of zero-length packets still beats an empty bucket (saturates at 2⁶³
+    /// bytes, far beyond any queue); packed with its index.
+    fn node(score: u64, bucket: usize) -> u128 {
+        (u128::from(score) << 64) | u128::from(u64::MAX - bucket as u64)
+    }
+
+    /// Records the backlog of `bucket`, replaying matches up to the first node
+    /// that keeps its value: nothing above it can change either.
     #[inline]
     fn set(&mut self, bucket: usize, queue: &PacketQueue) {
-        self.scores[bucket] = queue.bytes().saturating_mul(2) | u64::from(!queue.is_empty());
+        let score = queue.bytes().saturating_mul(2) | u64::from(!queue.is_empty());
         let mut k = self.leaves + bucket;
+        self.nodes[k] = Self::node(score, bucket);
         while k > 1 {
             k /= 2;
-            let (left, right) = (self.winners[2 * k], self.winners[2 * k + 1]);
-            let winner = if self.scores[right as usize] > self.scores[left as usize] { right } else { left };
-            if winner == self.winners[k] && winner as usize != bucket {
+            let winner = self.nodes[2 * k].max(self.nodes[2 * k + 1]);
+            if winner == self.nodes[k] {
                 break;
             }
-            self.winners[k] = winner;
+            self.nodes[k] = winner;
         }
     }
 
     /// The fattest bucket, if any holds a packet.
     fn max(&self) -> Option<usize> {
-        let top = self.winners[1] as usize;
-        (self.scores[top] != 0).then_some(top)
+        let top = self.nodes[1];
+        ((top >> 64) != 0).then(|| (u64::MAX - top as u64) as usize)
     }
 }
 

@@ -114,4 +114,12 @@ pub trait Qdisc: Send {
     fn backlog_bytes(&self) -> u64;
     /// Moves the packets dropped since the last call into `out`, oldest first.
     fn drain_drops(&mut self, out: &mut Vec<Packet>);
+    /// Whether [`Qdisc::dequeue`] on an empty discipline changes nothing, whatever
+    /// the time: then a caller that knows the discipline is empty may skip the call
+    /// (the simulator schedules no event for a transmitter that finishes with
+    /// nothing left to send). False unless the discipline guarantees it: an AQM's
+    /// clock or a fair queue's list upkeep may run even when nothing is queued.
+    fn empty_dequeue_is_noop(&self) -> bool {
+        false
+    }
 }

@@ -87,8 +87,16 @@ pub struct Channel {
     pub qdisc: Option<Box<dyn Qdisc>>,
     /// The device transmit queue: packet slots in FIFO order.
     pub device: VecDeque<u32>,
-    /// Whether a packet is being serialised.
+    /// Whether a packet is being serialised — or was, when `completion` holds an
+    /// unscheduled end that has since passed (the next packet offered settles it).
     pub busy: bool,
+    /// The end of the transmission under way, when its event is not scheduled:
+    /// its time and reserved sequence number (the simulator schedules it only if
+    /// something waits for it).
+    pub completion: Option<(Nanos, u64)>,
+    /// Whether the queue discipline (if any) says an empty dequeue changes
+    /// nothing, which lets a completion with nothing waiting go unscheduled.
+    pub idle_dequeue_is_noop: bool,
     /// Counters.
     pub stats: ChannelStats,
 }
@@ -111,7 +119,18 @@ impl Channel {
     /// An idle channel from `from` to `to`.
     pub fn new(from: u32, to: u32, config: LinkConfig, qdisc: Option<Box<dyn Qdisc>>) -> Self {
         let device = VecDeque::with_capacity(config.device_queue_packets as usize + 1);
-        Self { from, to, config, qdisc, device, busy: false, stats: ChannelStats::default() }
+        let idle_dequeue_is_noop = qdisc.as_ref().is_none_or(|q| q.empty_dequeue_is_noop());
+        Self {
+            from,
+            to,
+            config,
+            qdisc,
+            device,
+            busy: false,
+            completion: None,
+            idle_dequeue_is_noop,
+            stats: ChannelStats::default(),
+        }
     }
 
     /// Whether the device queue can take one more packet (ns-3: the queue is not stopped).

@@ -20,6 +20,8 @@ pub struct SimPacket {
     pub dscp: u8,
     /// When the source's IP layer sent it (where ns-3's FlowMonitor starts its delay).
     pub sent_at: Nanos,
+    /// The channel it is crossing or last crossed, which its arrival event names.
+    pub channel: u32,
 }
 
 /// A slab of packets with a free list.
@@ -54,6 +56,11 @@ impl PacketPool {
         &self.slots[slot as usize]
     }
 
+    /// The packet in `slot`, to update.
+    pub fn get_mut(&mut self, slot: u32) -> &mut SimPacket {
+        &mut self.slots[slot as usize]
+    }
+
     /// Returns `slot` to the pool.
     pub fn free(&mut self, slot: u32) {
         debug_assert!(!self.free.contains(&slot), "packet slot {slot} freed twice");
@@ -78,7 +85,7 @@ mod tests {
     #[test]
     fn reuses_freed_slots() {
         let mut pool = PacketPool::new();
-        let p = SimPacket { flow: 1, dst: 2, ip_len: 92, dscp: 36, sent_at: 5 };
+        let p = SimPacket { flow: 1, dst: 2, ip_len: 92, dscp: 36, sent_at: 5, channel: 0 };
         let a = pool.alloc(p);
         let b = pool.alloc(SimPacket { flow: 2, ..p });
         assert_ne!(a, b);

@@ -446,7 +446,7 @@ pub struct ScenarioResult {
 pub fn run_scenario(config: &ScenarioConfig) -> Result<ScenarioResult, SimError> {
     let began = Instant::now();
     let (mut sim, [a_to_b, b_to_a]) = config.build_with_bottleneck()?;
-    let counters = sim.run(None);
+    let counters = sim.run();
     let topo = sim.topology();
     let bottleneck = [topo.channels[a_to_b as usize].stats, topo.channels[b_to_a as usize].stats];
     let names: Vec<String> = topo.nodes().iter().map(|n| n.name.clone()).collect();

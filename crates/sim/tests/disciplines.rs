@@ -47,7 +47,7 @@ fn run(
     };
     let flood = sim.add_app(app(1, 1400, UdpApp::interval_from_rate(1400, flood_mbps * 1e6), dscp::DEFAULT, 0));
     let other = sim.add_app(app(2, payload, UdpApp::interval_from_pps(pps), mark, other_start));
-    sim.run(None);
+    sim.run();
     let m = sim.monitor();
     (m.flows[flood as usize].stats.clone(), m.flows[other as usize].stats.clone())
 }
