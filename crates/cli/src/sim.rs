@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use bauxite_sim::output::{check_out_dir, write_outputs};
 use bauxite_sim::study::{Family, StudyConfig, default_start_jitter_ms};
-use bauxite_sim::{LimitScope, ScenarioConfig, Scheduler, SimError, StudyResult, run_study};
+use bauxite_sim::{LimitScope, ScenarioConfig, Scheduler, Shard, SimError, StudyResult, run_shard, run_study};
 use clap::{Args, Subcommand};
 
 /// `bauxite sim` subcommands.
@@ -14,8 +14,11 @@ use clap::{Args, Subcommand};
 pub enum SimCommand {
     /// Run one scenario and write flows.csv, classes.csv, summary.json and summary.md.
     Run(RunArgs),
-    /// Run scenario families (the seed's study and more) in parallel.
+    /// Run scenario families (the seed's study and more) in parallel, or one shard of them.
     Study(StudyArgs),
+    /// Combine the directories of every shard of a study into exactly the files an
+    /// unsharded run writes.
+    Merge(MergeArgs),
     /// The robot's lanes, the shaper's control laws and a (trace-driven) link in
     /// simulated time: both demo phases, the demo's figures and charts.
     Robot(RobotArgs),
@@ -53,6 +56,17 @@ pub struct RobotArgs {
     #[arg(long, allow_negative_numbers = true, default_value_t = 0)]
     seed: u64,
     /// Where results go.
+    #[arg(long)]
+    out: PathBuf,
+}
+
+/// `bauxite sim merge`.
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// The shards' --out directories, each shard of the study once, in any order.
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// Where the merged results go (not one of the shards).
     #[arg(long)]
     out: PathBuf,
 }
@@ -113,6 +127,10 @@ pub struct StudyArgs {
     /// Queue limits of the queue sweep, packets (comma-separated).
     #[arg(long, allow_negative_numbers = true, value_delimiter = ',')]
     queue_limits: Option<Vec<u32>>,
+    /// Run only the K-th of N equal, contiguous slices of the study's runs (K from
+    /// 0 to N-1) and write that shard's files; `bauxite sim merge` combines them.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<String>,
     #[command(flatten)]
     scenario: ScenarioArgs,
     /// Where results go.
@@ -238,6 +256,7 @@ impl ScenarioArgs {
 pub fn run(command: SimCommand) -> Result<()> {
     let (study, out) = match command {
         SimCommand::Robot(args) => return robot(&args),
+        SimCommand::Merge(args) => return merge(&args),
         SimCommand::Run(args) => {
             let mut base = ScenarioConfig {
                 scheduler: args.scheduler.parse::<Scheduler>()?,
@@ -273,6 +292,9 @@ pub fn run(command: SimCommand) -> Result<()> {
             if let Some(v) = args.queue_limits {
                 study.queue_limits = v;
             }
+            if let Some(shard) = &args.shard {
+                return execute_shard(&study, shard.parse()?, &args.out);
+            }
             (study, args.out)
         }
     };
@@ -307,6 +329,40 @@ fn execute(study: &StudyConfig, out: &Path) -> Result<()> {
         result.runs.len()
     );
     eprintln!("bauxite sim: results in {}", out.display());
+    Ok(())
+}
+
+/// `bauxite sim study --shard K/N`: validates everything, runs the shard's runs,
+/// writes its files (no charts: those need the whole study).
+fn execute_shard(study: &StudyConfig, shard: Shard, out: &Path) -> Result<()> {
+    let total = study.plan_shard(shard)?.len();
+    check_out_dir(out)?;
+    let bar = crate::progress::bar(total as u64, "runs");
+    let result = run_shard(study, shard, &|p| {
+        bar.set_position(p.done as u64);
+        bar.set_message(p.run.label());
+    })?;
+    bar.finish_and_clear();
+    bauxite_sim::shard::write_shard(out, &result)?;
+    let runs = result.ran.runs.len();
+    let events: u64 = result.ran.runs.iter().map(|(_, r)| r.counters.events).sum();
+    println!(
+        "shard {shard}: runs {} to {} of {}, {events} events in {:.2} s",
+        result.first_run,
+        result.first_run + runs - 1,
+        result.total_runs,
+        result.ran.wall_s
+    );
+    eprintln!("bauxite sim: shard {shard} in {} (combine every shard with `bauxite sim merge`)", out.display());
+    Ok(())
+}
+
+/// `bauxite sim merge`: the merged tables and summaries, then the charts.
+fn merge(args: &MergeArgs) -> Result<()> {
+    let (result, _) = bauxite_sim::shard::merge(&args.dirs, &args.out)?;
+    bauxite_sim::charts::write(&args.out, &bauxite_sim::series::chart_data(&result))?;
+    print!("{}", bauxite_sim::output::summary_md(&result));
+    eprintln!("bauxite sim: {} shards merged into {}", args.dirs.len(), args.out.display());
     Ok(())
 }
 

@@ -85,6 +85,9 @@ fn bad_flags_name_the_flag_and_write_nothing() {
         (&["run", "--scheduler", "fifo", "--limit-mode", "per-queue"], "--limit-mode"),
         // Several seeds without start jitter would repeat one run and call it an interval.
         (&["study", "--seeds", "3", "--start-jitter-ms", "0"], "--start-jitter-ms"),
+        (&["study", "--shard", "3/3"], "--shard"),
+        (&["study", "--shard", "1"], "--shard"),
+        (&["study", "--family", "compare", "--schedulers", "fifo", "--shard", "0/5"], "--shard"),
     ];
     for (i, (args, flag)) in cases.iter().enumerate() {
         let out = out_dir(&format!("bad-{i}"));
@@ -98,6 +101,42 @@ fn bad_flags_name_the_flag_and_write_nothing() {
         assert!(stderr.contains(flag), "{args:?}: {stderr}");
         assert!(!out.exists(), "{args:?} created {}", out.display());
     }
+}
+
+/// `sim study --shard K/N` then `sim merge`: the same files, byte for byte, as the
+/// unsharded study (summary.json differs only in wall-clock figures).
+#[test]
+fn sharded_study_merges_into_the_unsharded_files() {
+    let root = out_dir("shards");
+    let _ = std::fs::remove_dir_all(&root);
+    let study = |extra: &[&str], dir: &std::path::Path| {
+        let mut args = vec!["sim", "study", "--family", "compare", "--schedulers", "fifo,fq-codel", "--seeds", "2"];
+        args.extend_from_slice(&["--duration", "2", "--out", dir.to_str().unwrap()]);
+        args.extend_from_slice(extra);
+        let run = bauxite(&args);
+        assert!(run.status.success(), "{args:?}: {}", String::from_utf8_lossy(&run.stderr));
+        String::from_utf8_lossy(&run.stdout).into_owned()
+    };
+    study(&[], &root.join("whole"));
+    let shards: Vec<PathBuf> = (0..3).map(|k| root.join(format!("shard{k}"))).collect();
+    for (k, dir) in shards.iter().enumerate() {
+        let stdout = study(&["--shard", &format!("{k}/3")], dir);
+        assert!(stdout.contains(&format!("shard {k}/3: runs ")), "{stdout}");
+    }
+    let merged = root.join("merged");
+    let mut args = vec!["sim", "merge"];
+    args.extend(shards.iter().rev().map(|d| d.to_str().unwrap()));
+    args.extend_from_slice(&["--out", merged.to_str().unwrap()]);
+    let run = bauxite(&args);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    for file in ["flows.csv", "classes.csv", "summary.md", "control_delay.png", "control_delay.svg"] {
+        let whole = std::fs::read(root.join("whole").join(file)).unwrap();
+        assert!(std::fs::read(merged.join(file)).unwrap() == whole, "{file} differs");
+    }
+    let run = bauxite(&["sim", "merge", shards[0].to_str().unwrap(), "--out", merged.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success() && stderr.contains("missing [1/3, 2/3]"), "{stderr}");
+    std::fs::remove_dir_all(&root).unwrap();
 }
 
 #[test]

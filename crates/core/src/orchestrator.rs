@@ -2,7 +2,7 @@
 //! that mark them, defined once: the `orchestrator` profile, the class-based queue
 //! disciplines (PRIO, DRR) and the simulator's scenario all read them from here.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// DSCP code points (the six-bit value, 0..=63, not the TOS byte), RFC 2474 /
 /// RFC 2597 / RFC 4594, as seed 003 uses them.
@@ -21,7 +21,7 @@ pub mod dscp {
 
 /// A lane of seed 003, in strict priority order (control first). Serialized as its
 /// lowercase name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OrchestratorLane {
     /// Orchestrator → followers, latency-critical (AF42).

@@ -25,7 +25,7 @@ use crate::topology::Topology;
 const UDP: u8 = 17;
 
 /// What a finished run reports besides the flows.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RunCounters {
     /// Events processed.
     pub events: u64,

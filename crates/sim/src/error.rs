@@ -21,6 +21,30 @@ pub enum SimError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// Reading an input file (a shard's) failed.
+    #[error("reading {}", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// A shard's `summary.json` is not valid JSON of a shard.
+    #[error("{}: not a shard's summary", path.display())]
+    ShardJson {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The parse error, with its line and column.
+        source: serde_json::Error,
+    },
+    /// Shards that do not make one study.
+    #[error("{}: {message}", path.display())]
+    Merge {
+        /// The shard's file that does not fit.
+        path: std::path::PathBuf,
+        /// Why.
+        message: String,
+    },
     /// The output directory cannot be created or written to.
     #[error("--out")]
     OutDir(#[source] bauxite_core::OutDirError),

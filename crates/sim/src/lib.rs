@@ -7,8 +7,9 @@
 //! FlowMonitor figures), [`engine`] (the event loop), [`scheduler`] and
 //! [`scenario`] (the seed's network), [`metrics`] (class figures and fairness;
 //! means and confidence intervals are `bauxite_core::stats`'), [`study`] (the
-//! scenario families), [`output`] (CSV, JSON and Markdown files), [`series`]
-//! (the data the charts draw), [`charts`] (drawing them, PNG and SVG) and
+//! scenario families and their shards), [`shard`] (a shard's files and their
+//! merge), [`output`] (CSV, JSON and Markdown files), [`series`] (the data the
+//! charts draw), [`charts`] (drawing them, PNG and SVG) and
 //! [`util`] (row order and DSCP labels, shared by all of them). Random draws come
 //! from `bauxite_qdisc::rng`, the disciplines' own generator. Same inputs and seed,
 //! byte-identical outputs.
@@ -29,6 +30,7 @@ pub mod robot;
 pub mod scenario;
 pub mod scheduler;
 pub mod series;
+pub mod shard;
 pub mod study;
 pub mod topology;
 pub mod util;
@@ -39,4 +41,4 @@ pub use error::SimError;
 pub use metrics::{ClassRow, FlowRecord};
 pub use scenario::{ClassSpec, ScenarioConfig, ScenarioResult, lane_of_tag, lane_port, run_scenario};
 pub use scheduler::Scheduler;
-pub use study::{Family, StudyConfig, StudyResult, run_study};
+pub use study::{Family, Shard, StudyConfig, StudyResult, run_shard, run_study};

@@ -59,7 +59,7 @@ impl LinkConfig {
 }
 
 /// Counters of one direction of a link.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ChannelStats {
     /// Packets put on the wire.
     pub tx_packets: u64,

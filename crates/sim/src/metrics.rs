@@ -4,6 +4,7 @@
 
 use bauxite_core::stats::mean;
 use bauxite_qdisc::Nanos;
+use serde::{Deserialize, Serialize};
 
 use crate::monitor::FlowStats;
 use bauxite_core::OrchestratorLane;
@@ -47,7 +48,9 @@ impl FlowRecord {
 }
 
 /// The figures of one traffic class in one run: the columns of `classes.csv`.
-#[derive(Clone, Debug, PartialEq)]
+/// A shard's `summary.json` carries them to `bauxite sim merge` (JSON numbers
+/// read back to the same bits: serde_json's `float_roundtrip`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassRow {
     /// The class.
     pub class: OrchestratorLane,

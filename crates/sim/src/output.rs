@@ -13,8 +13,9 @@ use serde_json::{Value, json};
 use crate::error::SimError;
 use crate::metrics::FIGURES;
 use crate::reference::{is_seed_baseline, seed_baseline};
+use crate::scenario::ScenarioResult;
 use crate::scheduler::Scheduler;
-use crate::study::{ClassSummary, Family, Figure, StudyResult};
+use crate::study::{ClassSummary, Family, Figure, RunSpec, StudyResult};
 use crate::util::{first_seen, on_off};
 use bauxite_core::OrchestratorLane;
 
@@ -50,49 +51,56 @@ fn opt(v: Option<f64>, decimals: usize) -> String {
     v.map(|v| num(v, decimals)).unwrap_or_default()
 }
 
+/// The header line of `flows.csv`.
+pub const FLOWS_HEADER: &str = "family,scheduler,dscp,followers,bg_mbps,queue_packets,seed,class,src,dst,src_port,dst_port,dscp_mark,\
+     tx_packets,rx_packets,lost_packets,dropped_packets,loss_pct,delay_ms,jitter_ms,max_delay_ms,throughput_mbps,\
+     tx_bytes,rx_bytes,active_s\n";
+
 /// `flows.csv`: one line per flow per run.
 pub fn flows_csv(study: &StudyResult) -> String {
-    let mut out = String::from(
-        "family,scheduler,dscp,followers,bg_mbps,queue_packets,seed,class,src,dst,src_port,dst_port,dscp_mark,\
-         tx_packets,rx_packets,lost_packets,dropped_packets,loss_pct,delay_ms,jitter_ms,max_delay_ms,throughput_mbps,\
-         tx_bytes,rx_bytes,active_s\n",
-    );
+    let mut out = String::from(FLOWS_HEADER);
     for (spec, result) in &study.runs {
-        let c = &spec.config;
-        for f in &result.flows {
-            let s = &f.stats;
-            let _ = writeln!(
-                out,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-                spec.family,
-                c.scheduler,
-                on_off(c.dscp),
-                c.followers,
-                c.bg_mbps,
-                c.queue_packets,
-                c.seed,
-                f.class.name(),
-                f.src,
-                f.dst,
-                f.src_port,
-                f.dst_port,
-                f.dscp,
-                s.tx_packets,
-                s.rx_packets,
-                s.lost_packets(),
-                s.dropped_packets,
-                num(s.loss_pct(), 4),
-                opt(f.delay_ms(), 4),
-                opt(f.jitter_ms(), 4),
-                num(s.max_delay as f64 / 1e6, 4),
-                num(f.throughput_mbps(), 6),
-                s.tx_bytes,
-                s.rx_bytes,
-                num(f.active_ns as f64 / 1e9, 6),
-            );
-        }
+        flow_lines(&mut out, spec, result);
     }
     out
+}
+
+/// Appends one run's lines of `flows.csv` to `out` (the one formatter of those
+/// lines, for a study and for a shard alike).
+pub fn flow_lines(out: &mut String, spec: &RunSpec, result: &ScenarioResult) {
+    let c = &spec.config;
+    for f in &result.flows {
+        let s = &f.stats;
+        let _ = writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            spec.family,
+            c.scheduler,
+            on_off(c.dscp),
+            c.followers,
+            c.bg_mbps,
+            c.queue_packets,
+            c.seed,
+            f.class.name(),
+            f.src,
+            f.dst,
+            f.src_port,
+            f.dst_port,
+            f.dscp,
+            s.tx_packets,
+            s.rx_packets,
+            s.lost_packets(),
+            s.dropped_packets,
+            num(s.loss_pct(), 4),
+            opt(f.delay_ms(), 4),
+            opt(f.jitter_ms(), 4),
+            num(s.max_delay as f64 / 1e6, 4),
+            num(f.throughput_mbps(), 6),
+            s.tx_bytes,
+            s.rx_bytes,
+            num(f.active_ns as f64 / 1e9, 6),
+        );
+    }
 }
 
 fn count(v: f64, seeds: u32) -> String {
@@ -393,14 +401,28 @@ pub fn check_out_dir(dir: &Path) -> Result<(), SimError> {
 
 /// Creates `dir` and writes the four result files into it; returns their paths.
 pub fn write_outputs(dir: &Path, study: &StudyResult) -> Result<Vec<PathBuf>, SimError> {
+    let mut paths = write_files(dir, vec![("flows.csv", flows_csv(study))])?;
+    paths.extend(write_study_tables(dir, study)?);
+    Ok(paths)
+}
+
+/// Writes every result file but `flows.csv` (`classes.csv`, `summary.json`,
+/// `summary.md`) into `dir`; returns their paths.
+pub fn write_study_tables(dir: &Path, study: &StudyResult) -> Result<Vec<PathBuf>, SimError> {
+    write_files(
+        dir,
+        vec![
+            ("classes.csv", classes_csv(study)),
+            ("summary.json", serde_json::to_string_pretty(&summary_json(study))? + "\n"),
+            ("summary.md", summary_md(study)),
+        ],
+    )
+}
+
+/// Creates `dir` and writes each `(name, text)` into it; returns their paths.
+pub fn write_files(dir: &Path, files: Vec<(&str, String)>) -> Result<Vec<PathBuf>, SimError> {
     check_out_dir(dir)?;
     std::fs::create_dir_all(dir).map_err(|source| SimError::Io { path: dir.to_path_buf(), source })?;
-    let files = [
-        ("flows.csv", flows_csv(study)),
-        ("classes.csv", classes_csv(study)),
-        ("summary.json", serde_json::to_string_pretty(&summary_json(study))? + "\n"),
-        ("summary.md", summary_md(study)),
-    ];
     let mut paths = Vec::new();
     for (name, text) in files {
         let path = dir.join(name);

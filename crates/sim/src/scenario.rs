@@ -20,7 +20,7 @@ use std::time::Instant;
 use bauxite_core::OrchestratorLane;
 use bauxite_qdisc::rng::{SplitMix64, mix64};
 use bauxite_qdisc::{LimitScope, Nanos};
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::app::UdpApp;
 use crate::engine::{RunCounters, Simulator};
@@ -41,7 +41,7 @@ pub fn lane_of_tag(tag: u32) -> OrchestratorLane {
 }
 
 /// One application class: packet size, rate and DSCP mark.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassSpec {
     /// UDP payload bytes.
     pub payload_bytes: u32,
@@ -53,7 +53,7 @@ pub struct ClassSpec {
 
 /// Every parameter of one scenario. [`Default`] is the seed's baseline comparison
 /// point with FIFO: 4 followers, 12 Mbit/s background per direction, 40 packets.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ScenarioConfig {
     /// The discipline on both directions of the bottleneck.
     pub scheduler: Scheduler,
@@ -74,7 +74,7 @@ pub struct ScenarioConfig {
     pub queue_packets: u32,
     /// Whether a multi-band discipline's limit is per band or shared (`--limit-mode
     /// per-band|shared`, written the same way in `summary.json`).
-    #[serde(serialize_with = "as_text")]
+    #[serde(serialize_with = "as_text", deserialize_with = "from_text")]
     pub limit_mode: LimitScope,
     /// Packets the device transmit queue holds under the discipline, on every link.
     /// 1 is what ns-3's traffic-control examples set (`DropTailQueue` `MaxSize` 1p)
@@ -203,6 +203,10 @@ fn delay(flag: &'static str, ms: f64) -> Result<(), SimError> {
 /// `summary.json` writes the limit scope as the command line spells it.
 fn as_text<S: Serializer>(scope: &LimitScope, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.collect_str(scope)
+}
+
+fn from_text<'de, D: Deserializer<'de>>(deserializer: D) -> Result<LimitScope, D::Error> {
+    String::deserialize(deserializer)?.parse().map_err(serde::de::Error::custom)
 }
 
 fn ms_to_ns(ms: f64) -> Nanos {

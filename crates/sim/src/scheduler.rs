@@ -8,7 +8,7 @@ use bauxite_qdisc::{
     Codel, CodelConfig, Drr, DrrConfig, Fifo, FqCodel, FqCodelConfig, FqPie, FqPieConfig, LimitScope, Pie,
     PieQdiscConfig, Prio, PrioConfig, Qdisc,
 };
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::error::SimError;
 
@@ -105,6 +105,12 @@ impl FromStr for Scheduler {
 impl Serialize for Scheduler {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_str(self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Scheduler {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        String::deserialize(deserializer)?.parse().map_err(serde::de::Error::custom)
     }
 }
 

@@ -8,12 +8,13 @@
 //! 95 % half-width.
 
 use std::fmt;
+use std::ops::Range;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use bauxite_core::OrchestratorLane;
 use bauxite_core::stats::{self, mean_ci95};
@@ -102,6 +103,17 @@ impl Serialize for Family {
     }
 }
 
+/// Reads what [`Serialize`] wrote (a shard's `summary.json`), `run` included.
+impl<'de> Deserialize<'de> for Family {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        match name.as_str() {
+            "run" => Ok(Family::Run),
+            other => other.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
 /// The start-offset jitter a study uses when the caller gives none: none for one
 /// seed (the seed's synchronised start, which its figures need), and 100 ms for
 /// several — longer than every application's period (5 to 50 ms) and the
@@ -140,8 +152,9 @@ pub fn max_jobs() -> usize {
     MAX_JOBS_PER_CORE * std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// What to run.
-#[derive(Clone, Debug, PartialEq)]
+/// What to run. Serialized into a shard's `summary.json`, so that `bauxite sim
+/// merge` knows the study its shards belong to and can plan it again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StudyConfig {
     /// Families, in output order.
     pub families: Vec<Family>,
@@ -159,7 +172,9 @@ pub struct StudyConfig {
     pub follower_counts: Vec<u32>,
     /// Queue limits of the queue family, packets.
     pub queue_limits: Vec<u32>,
-    /// Worker threads (0: one per core).
+    /// Worker threads (0: one per core). Not part of what a study computes, so
+    /// shards run with different `--jobs` still merge.
+    #[serde(skip)]
     pub jobs: usize,
 }
 
@@ -219,6 +234,25 @@ impl StudyConfig {
     /// from the seed (PIE, the FQ hash salt) the interval would cover that alone,
     /// not the phase of the packet trains the figures depend on most.
     pub fn plan(&self) -> Result<Vec<RunSpec>, SimError> {
+        self.plan_shard(Shard::WHOLE)
+    }
+
+    /// The runs of one shard of the study, in output order ([`Shard::range`] of
+    /// [`StudyConfig::plan`]'s list), checked as [`StudyConfig::plan`] checks
+    /// them; the flow-record bound applies to the shard alone, since that is
+    /// what one process holds.
+    pub fn plan_shard(&self, shard: Shard) -> Result<Vec<RunSpec>, SimError> {
+        let mut runs = self.plan_all()?;
+        let range = shard.range(runs.len())?;
+        runs.truncate(range.end);
+        runs.drain(..range.start);
+        check_flow_records(&runs, shard)?;
+        Ok(runs)
+    }
+
+    /// Every run, checked, but without the flow-record bound: `bauxite sim merge`
+    /// plans the whole study without holding any flow.
+    pub(crate) fn plan_all(&self) -> Result<Vec<RunSpec>, SimError> {
         if self.seeds == 0 {
             return Err(SimError::invalid("seeds", "must be at least 1 (got 0)"));
         }
@@ -309,7 +343,6 @@ impl StudyConfig {
         for (_, config) in &points {
             config.validate()?;
         }
-        check_flow_records(&points, self.seeds)?;
         let mut runs = Vec::with_capacity(points.len() * self.seeds as usize);
         for (family, config) in points {
             for k in 0..self.seeds {
@@ -322,21 +355,82 @@ impl StudyConfig {
     }
 }
 
-/// Fails if the study would hold more than [`MAX_FLOW_RECORDS`] flow records.
-fn check_flow_records(points: &[(Family, ScenarioConfig)], seeds: u32) -> Result<(), SimError> {
-    let per_seed: u64 = points.iter().map(|(_, c)| 4 * u64::from(c.followers) + 2 * u64::from(c.bg_flows)).sum();
-    let records = per_seed * u64::from(seeds);
+/// Fails if `runs` would hold more than [`MAX_FLOW_RECORDS`] flow records.
+fn check_flow_records(runs: &[RunSpec], shard: Shard) -> Result<(), SimError> {
+    let records: u64 = runs.iter().map(|r| 4 * u64::from(r.config.followers) + 2 * u64::from(r.config.bg_flows)).sum();
     if records > MAX_FLOW_RECORDS {
+        let what = if shard == Shard::WHOLE { "this study".to_string() } else { format!("shard {shard}") };
         return Err(SimError::invalid(
             "seeds",
             format!(
-                "this study would hold {records} flow records ({} runs × their flows), more than \
-                 {MAX_FLOW_RECORDS} (up to 800 MB): run fewer seeds, families or followers",
-                points.len() as u64 * u64::from(seeds)
+                "{what} would hold {records} flow records ({} runs × their flows), more than \
+                 {MAX_FLOW_RECORDS} (up to 800 MB): run fewer seeds, families or followers, or split the \
+                 study with --shard K/N",
+                runs.len()
             ),
         ));
     }
     Ok(())
+}
+
+/// One of `count` deterministic slices of a study (`--shard K/N`, `index` K from
+/// 0 to N-1, as a Kubernetes Indexed Job's `JOB_COMPLETION_INDEX` and a Slurm
+/// array's `SLURM_ARRAY_TASK_ID` with `--array=0-(N-1)` count). A shard is a
+/// contiguous range of the plan's runs, so `bauxite sim merge` rebuilds
+/// `flows.csv` by concatenating the shards' files in order, holding no flow.
+/// Shards get equal numbers of runs; runs of one family cost about the same, so
+/// they take about the same time (the follower sweep's largest counts are the
+/// exception).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shard {
+    /// K, from 0.
+    pub index: u32,
+    /// N, at least 1.
+    pub count: u32,
+}
+
+impl Shard {
+    /// The whole study: shard 0/1.
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    /// The indices of this shard's runs among `total`: runs `K·total/N` up to
+    /// (not including) `(K+1)·total/N`. Fails when there are fewer runs than
+    /// shards, which would leave a shard with nothing to do.
+    pub fn range(self, total: usize) -> Result<Range<usize>, SimError> {
+        let (k, n) = (self.index as usize, self.count as usize);
+        if total < n {
+            return Err(SimError::invalid(
+                "shard",
+                format!("{self}: the study has {total} runs, fewer than its {n} shards"),
+            ));
+        }
+        Ok(k * total / n..(k + 1) * total / n)
+    }
+}
+
+impl FromStr for Shard {
+    type Err = SimError;
+
+    /// Parses `K/N` with `0 <= K < N`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = |why: &str| SimError::invalid("shard", format!("`{s}`: {why}"));
+        let (k, n) = s.split_once('/').ok_or_else(|| bad("expected K/N, e.g. 0/10"))?;
+        let index: u32 = k.trim().parse().map_err(|_| bad("K is not a whole number"))?;
+        let count: u32 = n.trim().parse().map_err(|_| bad("N is not a whole number"))?;
+        if count == 0 {
+            return Err(bad("N must be at least 1"));
+        }
+        if index >= count {
+            return Err(bad("K counts from 0 and must be below N"));
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 /// A run finished (for progress displays).
@@ -417,6 +511,14 @@ pub struct StudyResult {
 }
 
 impl StudyResult {
+    /// The study of `runs`, every run of `config`'s plan in plan order: counts
+    /// events and aggregates each point over its seeds.
+    pub fn from_runs(config: StudyConfig, runs: Vec<(RunSpec, ScenarioResult)>, wall_s: f64, threads: usize) -> Self {
+        let events = runs.iter().map(|(_, r)| r.counters.events).sum();
+        let classes = aggregate(&runs, config.seeds as usize);
+        StudyResult { config, runs, classes, wall_s, events, threads }
+    }
+
     /// Simulated events per wall-clock second over the whole study.
     pub fn events_per_s(&self) -> f64 {
         if self.wall_s > 0.0 { self.events as f64 / self.wall_s } else { 0.0 }
@@ -439,7 +541,56 @@ impl StudyResult {
 /// each (from worker threads, in completion order), and aggregates over seeds.
 /// Outputs are in plan order whatever the thread count.
 pub fn run_study(config: &StudyConfig, progress: &(dyn Fn(Progress<'_>) + Sync)) -> Result<StudyResult, SimError> {
-    let specs = config.plan()?;
+    let ran = run_specs(config, config.plan()?, progress)?;
+    Ok(StudyResult::from_runs(config.clone(), ran.runs, ran.wall_s, ran.threads))
+}
+
+/// Runs one shard's scenarios as [`run_study`] runs a whole study; nothing is
+/// aggregated (a point's seeds may be split between shards).
+pub fn run_shard(
+    config: &StudyConfig,
+    shard: Shard,
+    progress: &(dyn Fn(Progress<'_>) + Sync),
+) -> Result<ShardResult, SimError> {
+    let specs = config.plan_shard(shard)?;
+    let total = config.plan_all()?.len();
+    let first_run = shard.range(total)?.start;
+    let ran = run_specs(config, specs, progress)?;
+    Ok(ShardResult { config: config.clone(), shard, first_run, total_runs: total, ran })
+}
+
+/// Runs that finished, in plan order, and how long they took.
+#[derive(Clone, Debug)]
+pub struct Ran {
+    /// Every run with its result, in plan order.
+    pub runs: Vec<(RunSpec, ScenarioResult)>,
+    /// Wall-clock seconds, all runs.
+    pub wall_s: f64,
+    /// Worker threads they ran on.
+    pub threads: usize,
+}
+
+/// What one shard of a study produced.
+#[derive(Clone, Debug)]
+pub struct ShardResult {
+    /// The whole study's configuration.
+    pub config: StudyConfig,
+    /// Which shard.
+    pub shard: Shard,
+    /// The plan index of this shard's first run.
+    pub first_run: usize,
+    /// Runs in the whole study.
+    pub total_runs: usize,
+    /// This shard's runs.
+    pub ran: Ran,
+}
+
+/// Runs `specs` on `config.jobs` threads (see [`run_study`]).
+fn run_specs(
+    config: &StudyConfig,
+    specs: Vec<RunSpec>,
+    progress: &(dyn Fn(Progress<'_>) + Sync),
+) -> Result<Ran, SimError> {
     let began = Instant::now();
     let total = specs.len();
     let done = AtomicUsize::new(0);
@@ -468,10 +619,7 @@ pub fn run_study(config: &StudyConfig, progress: &(dyn Fn(Progress<'_>) + Sync))
             .install(work)?
     };
     let wall_s = began.elapsed().as_secs_f64();
-    let runs: Vec<(RunSpec, ScenarioResult)> = specs.into_iter().zip(results).collect();
-    let events = runs.iter().map(|(_, r)| r.counters.events).sum();
-    let classes = aggregate(&runs, config.seeds as usize);
-    Ok(StudyResult { config: config.clone(), runs, classes, wall_s, events, threads })
+    Ok(Ran { runs: specs.into_iter().zip(results).collect(), wall_s, threads })
 }
 
 /// The mean over seeds of a packet count (`rows` always holds the first seed's row).
