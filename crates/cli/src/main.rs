@@ -22,7 +22,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Attach the shaper to an interface and run in the foreground; detach on SIGINT/SIGTERM.
+    /// Attach the shaper to an interface and run in the foreground; detach on SIGINT/SIGTERM;
+    /// re-read the profile on SIGHUP.
     Up {
         /// The egress interface toward the bottleneck.
         #[arg(long)]
@@ -163,9 +164,24 @@ fn stop_on_signals() -> Result<Arc<AtomicBool>> {
     Ok(stop)
 }
 
+/// `up`'s live reload: a flag set by SIGHUP (`systemctl reload`), and the profile
+/// read again exactly as at start (the same file, `--profile` and `--rate`).
+fn reload_on_sighup(
+    profile: String,
+    config: Option<PathBuf>,
+    rate: Option<RateSetting>,
+) -> Result<bauxite_shaper::Reload> {
+    let requested = Arc::new(AtomicBool::new(false));
+    signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&requested))
+        .context("installing the SIGHUP handler")?;
+    let load = move || load_profile(&profile, config.as_ref(), rate).map_err(|e| format!("{e:#}"));
+    Ok(bauxite_shaper::Reload { requested, load: Arc::new(load) })
+}
+
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Up { iface, profile, config, rate, gateway_iface, metrics } => {
+            let reload = reload_on_sighup(profile.clone(), config.clone(), rate)?;
             let profile = load_profile(&profile, config.as_ref(), rate)?;
             let stop = stop_on_signals()?;
             let metrics = metrics.or(profile.metrics);
@@ -175,6 +191,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let mut options = bauxite_shaper::UpOptions::new(iface, profile);
             options.gateway_iface = gateway_iface;
             options.probe_rtt = probe_rtt;
+            options.reload = Some(reload);
             bauxite_shaper::run_up(options, stop)?;
         }
         Command::Reflect { port, bind, allow, key_file, metrics } => {

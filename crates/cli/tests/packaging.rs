@@ -192,6 +192,7 @@ fn the_deb_installs_verified_units_and_a_binary_whose_down_cleans_up() {
     for line in [
         "ExecStart=/usr/bin/bauxite up --iface %i --config /etc/bauxite/%i.yaml",
         "ExecStopPost=/usr/bin/bauxite down --iface %i",
+        "ExecReload=/bin/kill -HUP $MAINPID",
         "AmbientCapabilities=CAP_NET_ADMIN CAP_BPF CAP_PERFMON",
         "NoNewPrivileges=yes",
         "Restart=on-failure",

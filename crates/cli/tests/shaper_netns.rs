@@ -38,11 +38,28 @@ fn spawn_up(ns: &Netns, iface: &str, args: &[&str]) -> ChildGuard {
         ns.command(BIN, &["up", "--iface", iface]).args(args).spawn().expect("start bauxite up"),
         STOP_GRACE,
     );
+    wait_running(ns, iface);
+    daemon
+}
+
+/// [`spawn_up`] with the daemon's log (stderr) written to `log`.
+fn spawn_up_logged(ns: &Netns, iface: &str, args: &[&str], log: &std::path::Path) -> ChildGuard {
+    let file = std::fs::File::create(log).expect("create the daemon's log");
+    let daemon = ChildGuard::new(
+        ns.command(BIN, &["up", "--iface", iface]).args(args).stderr(file).spawn().expect("start bauxite up"),
+        STOP_GRACE,
+    );
+    wait_running(ns, iface);
+    daemon
+}
+
+/// Waits until `bauxite status` says a daemon runs on `iface`.
+fn wait_running(ns: &Netns, iface: &str) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let out = bauxite(ns, &["status", "--iface", iface, "--json"]);
         if String::from_utf8_lossy(&out.stdout).contains("\"daemon\": \"running\"") {
-            return daemon;
+            return;
         }
         assert!(Instant::now() < deadline, "bauxite up did not come up: {}", String::from_utf8_lossy(&out.stderr));
         std::thread::sleep(Duration::from_millis(100));
@@ -385,4 +402,142 @@ fn the_xdp_gateway_drops_bulk_before_it_is_forwarded() {
     assert!(!qdisc.contains("htb"), "{qdisc}");
     let xdp = tb.link.ip(&["link", "show", "to-robot"]).unwrap();
     assert!(!xdp.contains("xdp"), "the XDP program left with its daemon: {xdp}");
+}
+
+/// Two profiles a reload alternates between: the robot's at 1.5 Mbit/s, and one
+/// with other shares, a shorter bulk queue, 1.2 Mbit/s and a fourth lane (whose
+/// HTB class a reload creates and the next one deletes).
+fn reload_profiles() -> (Profile, Profile) {
+    let mut a = Profile::robot();
+    a.rate = RateSetting::Fixed(BitRate::from_bps(1_500_000));
+    a.headroom = 1.0;
+    let mut b = a.clone();
+    b.name = "robot-b".into();
+    b.rate = RateSetting::Fixed(BitRate::from_bps(1_200_000));
+    for (lane, share) in b.lanes.iter_mut().zip([0.4, 0.1, 0.4]) {
+        lane.share = share;
+    }
+    b.lanes[2].queue_limit = 32;
+    let mut extra = b.lanes[1].clone();
+    extra.name = "background".into();
+    extra.share = 0.1;
+    b.lanes.push(extra);
+    let mut rule = b.rules[1].clone();
+    rule.lane = "background".into();
+    if let bauxite_core::Match::Port { ports, .. } = &mut rule.matches {
+        (ports.first, ports.last) = (7420, 7420);
+    }
+    b.rules.push(rule);
+    (a, b)
+}
+
+/// The calling thread, and every thread and process it starts while this lives, at
+/// SCHED_FIFO priority 10: the test's senders, receivers and daemon then wait for
+/// no `nice`d build on a loaded 2-core machine, so a latency bound measures the
+/// shaper's queues and not the CPU scheduler. (The kernel's RT throttling keeps 5 %
+/// of each CPU for everything else; every thread here blocks or sleeps.)
+struct RealTime;
+
+impl RealTime {
+    fn enter() -> Self {
+        Self::set(libc::SCHED_FIFO, 10);
+        RealTime
+    }
+
+    fn set(policy: libc::c_int, priority: libc::c_int) {
+        let param = libc::sched_param { sched_priority: priority };
+        #[allow(unsafe_code)]
+        // SAFETY: sched_setscheduler(2) on the calling thread (0) with a valid param.
+        let rc = unsafe { libc::sched_setscheduler(0, policy, &param) };
+        assert_eq!(rc, 0, "sched_setscheduler: {}", std::io::Error::last_os_error());
+    }
+}
+
+impl Drop for RealTime {
+    fn drop(&mut self) {
+        Self::set(libc::SCHED_OTHER, 0);
+    }
+}
+
+/// `SIGHUP` (what `systemctl reload` sends) six times under a TCP flood, between
+/// two profiles that differ in rate, shares, queue limits and lane count: every
+/// reload applies, and critical traffic never loses its lane. Then a bad file: it
+/// is named with its line and key, and the running profile stays.
+#[test]
+fn a_reload_under_a_flood_keeps_critical_traffic_protected() {
+    if !root_or_skip("a_reload_under_a_flood_keeps_critical_traffic_protected") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let _real_time = RealTime::enter();
+    let tb = testbed(50_000_000);
+    let dir = std::env::temp_dir().join(unique_name("reload"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (config, log) = (dir.join("robot.yaml"), dir.join("up.log"));
+    let (a, b) = reload_profiles();
+    let write = |p: &Profile| std::fs::write(&config, serde_json::to_string_pretty(p).unwrap()).unwrap();
+    write(&a);
+    let mut daemon = spawn_up_logged(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap()], &log);
+    let pid = daemon.id() as i32;
+    let reloader = std::thread::spawn({
+        let (config, a, b) = (config.clone(), a.clone(), b.clone());
+        move || {
+            std::thread::sleep(Duration::from_secs(4));
+            for k in 0..6 {
+                let p = if k % 2 == 0 { &b } else { &a };
+                std::fs::write(&config, serde_json::to_string_pretty(p).unwrap()).unwrap();
+                #[allow(unsafe_code)]
+                // SAFETY: kill(2) with SIGHUP to the daemon this test started and still holds.
+                unsafe {
+                    libc::kill(pid, libc::SIGHUP);
+                }
+                std::thread::sleep(Duration::from_millis(1500));
+            }
+        }
+    });
+    // The six reloads fall in the 10 s window (from 4 s to 11.5 s after the flood starts).
+    let m = measure(&tb, Duration::from_secs(3), Duration::from_secs(10));
+    reloader.join().unwrap();
+    let summary = Summary::of(&m.latencies_ms);
+    let text = std::fs::read_to_string(&log).unwrap();
+    eprintln!("critical across six reloads: {summary} ms, bulk {:.3} Mbit/s", m.bulk_bps / 1e6);
+    assert_eq!(text.matches("profile reloaded").count(), 6, "every reload applied:\n{text}");
+    // 5 ms is the bound. Measured on this 2-core machine at load average 4.5
+    // (other builds): p99 1.0–3.0 ms across reloads at normal priority, and 3.4 ms
+    // without any reload, so the tail is the CPU scheduler's, not the reload's; at
+    // SCHED_FIFO (above) 0.13–0.15 ms (max 0.8 ms): over 30 times below. A gap in protection would queue
+    // critical behind the flood's 48-packet FIFO: over 100 ms at 1.2 Mbit/s.
+    assert!(summary.p99 < 5.0, "critical p99 across reloads: {summary}");
+    assert!(m.latencies_ms.len() >= 490, "critical messages flowed all window long");
+    assert_eq!(m.lost_in_window, 0, "no critical message lost across reloads");
+    let status =
+        String::from_utf8_lossy(&bauxite(&tb.robot, &["status", "--iface", ROBOT_IFACE, "--json"]).stdout).into_owned();
+    assert!(status.contains("\"profile\": \"robot\""), "the last reload put profile a back: {status}");
+    let classes = tb.robot.tc(&["class", "show", "dev", ROBOT_IFACE]).unwrap();
+    assert!(!classes.contains("ba:13"), "the fourth lane's class went with profile b: {classes}");
+    assert!(classes.contains("ba:10") && classes.contains("rate 450Kbit"), "profile a's critical class: {classes}");
+
+    // A bad file: named with its line and key; the running profile stays, and so does the daemon.
+    std::fs::write(&config, "name: x\nrate: 2mbit\nlanes:\n  - {name: a, share: 0.5}\nrules: []\ndefault_lane: b\n")
+        .unwrap();
+    #[allow(unsafe_code)]
+    // SAFETY: as above.
+    unsafe {
+        libc::kill(pid, libc::SIGHUP);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&log).unwrap().contains("reload refused") {
+        assert!(Instant::now() < deadline, "no refusal logged:\n{}", std::fs::read_to_string(&log).unwrap());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(&log).unwrap();
+    let refusal = text.lines().find(|l| l.contains("reload refused")).unwrap();
+    assert!(refusal.contains("robot.yaml:6") && refusal.contains("default_lane"), "{refusal}");
+    assert!(refusal.contains("keeping the running profile `robot`"), "{refusal}");
+    assert!(daemon.try_wait().unwrap().is_none(), "a bad file ends nothing");
+    let status =
+        String::from_utf8_lossy(&bauxite(&tb.robot, &["status", "--iface", ROBOT_IFACE, "--json"]).stdout).into_owned();
+    assert!(status.contains("\"profile\": \"robot\"") && status.contains("\"daemon\": \"running\""), "{status}");
+    assert!(daemon.stop().unwrap().success(), "bauxite up exits 0 on SIGTERM after reloads");
+    std::fs::remove_dir_all(dir).ok();
 }

@@ -18,6 +18,7 @@ use tracing::{debug, error, info, warn};
 
 use crate::autorate::{self, RateController, RttSample};
 use crate::reflect::{ProbeKey, key_of};
+use crate::reload::{self, Reload};
 
 use crate::ShaperError;
 use crate::controller::{Controller, LaneSample, Transition};
@@ -40,12 +41,21 @@ pub struct UpOptions {
     pub lease: Duration,
     /// With `rate: auto`, every probe's round-trip time goes here (`bauxite up --metrics`).
     pub probe_rtt: Option<prometheus_client::metrics::histogram::Histogram>,
+    /// Where to re-read the profile when asked (`SIGHUP`); `None`: no live reload.
+    pub reload: Option<Reload>,
 }
 
 impl UpOptions {
     /// Options for `profile` on `iface` with the default lease.
     pub fn new(iface: impl Into<String>, profile: ValidatedProfile) -> Self {
-        Self { iface: iface.into(), profile, gateway_iface: None, lease: Duration::from_secs(1), probe_rtt: None }
+        Self {
+            iface: iface.into(),
+            profile,
+            gateway_iface: None,
+            lease: Duration::from_secs(1),
+            probe_rtt: None,
+            reload: None,
+        }
     }
 }
 
@@ -166,6 +176,7 @@ struct Preflight {
     /// The probes' key (`auto_rate.key_file`), read before anything is attached.
     probe_key: Option<ProbeKey>,
     probe_rtt: Option<prometheus_client::metrics::histogram::Histogram>,
+    reload: Option<Reload>,
     link: Link,
     state_dir: StateDir,
 }
@@ -174,7 +185,7 @@ struct Preflight {
 /// killed daemon left behind on this very interface.
 fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
     require_root("`bauxite up` attaches eBPF programs and qdiscs")?;
-    let UpOptions { iface, mut profile, gateway_iface, lease, probe_rtt } = options;
+    let UpOptions { iface, mut profile, gateway_iface, lease, probe_rtt, reload } = options;
     let reflector = match profile.rate {
         RateSetting::Auto => Some(with_probe_rule(&mut profile)?),
         RateSetting::Fixed(_) => None,
@@ -203,7 +214,7 @@ fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
     // A previous daemon that was killed may have left its tree and settings behind.
     down(&iface)?;
     let link = find_link(&mut rtnl, &iface)?;
-    Ok(Preflight { iface, profile, gateway_iface, lease, reflector, probe_key, probe_rtt, link, state_dir })
+    Ok(Preflight { iface, profile, gateway_iface, lease, reflector, probe_key, probe_rtt, reload, link, state_dir })
 }
 
 /// What [`install`] put in place.
@@ -275,19 +286,24 @@ fn first_snapshot(pre: &Preflight, link_rate: BitRate, rate: BitRate, mode: TcAt
         .into(),
         gateway_iface: pre.gateway_iface.clone(),
         lease_ms: pre.lease.as_millis() as u64,
-        lanes: profile
-            .lanes
-            .iter()
-            .enumerate()
-            .map(|(i, l)| LaneSnapshot {
-                name: l.name.clone(),
-                class: format!("{HTB_MAJOR:x}:{:x}", lane_minor(i)),
-                droppable: l.drop_when_congested,
-                ..Default::default()
-            })
-            .collect(),
+        lanes: lane_snapshots(profile),
         ..Default::default()
     }
+}
+
+/// The published lanes of `profile`, before any counter.
+fn lane_snapshots(profile: &ValidatedProfile) -> Vec<LaneSnapshot> {
+    profile
+        .lanes
+        .iter()
+        .enumerate()
+        .map(|(i, l)| LaneSnapshot {
+            name: l.name.clone(),
+            class: format!("{HTB_MAJOR:x}:{:x}", lane_minor(i)),
+            droppable: l.drop_when_congested,
+            ..Default::default()
+        })
+        .collect()
 }
 
 /// Puts the profile on the interface and runs its control loop until `stop` is set;
@@ -347,6 +363,8 @@ fn teardown(mut attached: Attached, iface: &str, end: &Result<(), ShaperError>) 
 /// The daemon's control loop and what it keeps between polls.
 struct ControlLoop<'a> {
     pre: &'a Preflight,
+    /// The running profile: the preflight's until a reload replaces it.
+    profile: ValidatedProfile,
     session: &'a Session,
     state: StateFile,
     watch: LinkWatch,
@@ -390,6 +408,7 @@ impl<'a> ControlLoop<'a> {
         };
         Ok(Self {
             pre,
+            profile: profile.clone(),
             session,
             state,
             watch,
@@ -410,12 +429,15 @@ impl<'a> ControlLoop<'a> {
     /// Polls until `stop` is set or the interface goes away.
     fn run(mut self, attached: &mut Attached, stop: &AtomicBool) -> Result<(), ShaperError> {
         let (iface, index) = (&self.pre.iface, self.pre.link.index);
-        let poll = self.pre.profile.congestion.poll_interval;
         while !stop.load(Ordering::Relaxed) {
+            if self.pre.reload.as_ref().is_some_and(Reload::take_request) {
+                self.reload(attached);
+            }
+            let poll = self.profile.congestion.poll_interval;
             self.check_link()?;
             let classes =
                 self.reader.classes(index).map_err(ShaperError::io(format!("reading class statistics of {iface}")))?;
-            let lanes = lane_classes(&classes, self.pre.profile.lanes.len());
+            let lanes = lane_classes(&classes, self.profile.lanes.len());
             if lanes.is_none() {
                 // An interface deleted since the last poll also has no classes: its
                 // link event is queued by now, and says which it is.
@@ -465,7 +487,7 @@ impl<'a> ControlLoop<'a> {
     /// (every [`STATUS_INTERVAL`]) the published state.
     fn step(&mut self, attached: &mut Attached, lane_classes: &[ClassStats]) -> Result<(), ShaperError> {
         let iface = &self.pre.iface;
-        let profile = &self.pre.profile;
+        let profile = &self.profile;
         let samples: Vec<LaneSample> = lane_classes
             .iter()
             .map(|c| LaneSample {
@@ -495,8 +517,8 @@ impl<'a> ControlLoop<'a> {
         let achieved = BitRate::from_bps(verdicts.iter().map(|v| v.rate_bps).sum::<f64>() as u64);
         if let Some(new_link_rate) = self.follow_link_rate(achieved) {
             self.link_rate = new_link_rate;
-            self.rate = profile.shaped_rate(new_link_rate);
-            Netns::current().tc_batch(&htb_tree(profile, iface, self.rate).rate_lines())?;
+            self.rate = self.profile.shaped_rate(new_link_rate);
+            Netns::current().tc_batch(&htb_tree(&self.profile, iface, self.rate).rate_lines())?;
             self.controller.set_link_rate(self.rate);
             self.state.snapshot.link_rate_bps = self.link_rate.bps();
             self.state.snapshot.rate_bps = self.rate.bps();
@@ -518,6 +540,65 @@ impl<'a> ControlLoop<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Re-reads the profile and puts it in place of the running one (see
+    /// [`reload`]). A profile that does not load, or changes what needs a restart,
+    /// is logged and the running one kept; so is one the kernel refuses, after the
+    /// running profile is put back. Never ends the daemon.
+    fn reload(&mut self, attached: &mut Attached) {
+        let iface = self.pre.iface.clone();
+        let running = self.profile.name.clone();
+        let Some(source) = &self.pre.reload else { return };
+        let mut new = match (source.load)() {
+            Ok(p) => p,
+            Err(e) => return error!(iface, "reload refused: {e}; keeping the running profile `{running}`"),
+        };
+        if self.pre.reflector.is_some()
+            && let Err(e) = with_probe_rule(&mut new)
+        {
+            return error!(iface, "reload refused: {e}; keeping the running profile `{running}`");
+        }
+        let restart = reload::restart_only_changes(&self.profile, &new);
+        if !restart.is_empty() {
+            return error!(
+                iface,
+                "reload refused: changing {} needs a restart of `bauxite up`; keeping the running profile `{running}`",
+                restart.join(", ")
+            );
+        }
+        let link_rate = match new.rate {
+            RateSetting::Fixed(r) => r,
+            RateSetting::Auto => self.link_rate,
+        };
+        let rate = new.shaped_rate(link_rate);
+        let ns = Netns::current();
+        if let Err(e) = reload::apply_in_place(&ns, &iface, &mut attached.datapath.maps, &self.profile, &new, rate) {
+            error!(iface, "reload failed: {e:#}; putting the running profile `{running}` back");
+            if let Err(e) =
+                reload::apply_in_place(&ns, &iface, &mut attached.datapath.maps, &new, &self.profile, self.rate)
+            {
+                error!(iface, "putting the running profile back failed too: {e:#}");
+            }
+            return;
+        }
+        self.adopt(new, link_rate, rate);
+        info!(iface, profile = self.profile.name, link_rate = %link_rate, shaped_rate = %rate, "profile reloaded");
+    }
+
+    /// Makes `profile`, just applied, the running one: a fresh congestion
+    /// controller (lanes and thresholds may have changed) and the published lanes.
+    fn adopt(&mut self, profile: ValidatedProfile, link_rate: BitRate, rate: BitRate) {
+        self.controller = Controller::new(&profile, rate);
+        self.written_probs = vec![0u32; profile.lanes.len()];
+        self.link_rate = link_rate;
+        self.rate = rate;
+        let snapshot = &mut self.state.snapshot;
+        snapshot.profile = profile.name.clone();
+        snapshot.link_rate_bps = link_rate.bps();
+        snapshot.rate_bps = rate.bps();
+        snapshot.lanes = lane_snapshots(&profile);
+        self.profile = profile;
     }
 
     /// With `rate: auto`, the new link-rate estimate, if the probes changed it.

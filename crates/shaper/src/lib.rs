@@ -19,11 +19,13 @@ pub mod daemon;
 pub mod metrics;
 pub mod plan;
 pub mod reflect;
+pub mod reload;
 pub mod rtnl;
 pub mod state;
 pub mod tc;
 
 pub use daemon::{DownReport, StatusReader, UpOptions, down, run_up, status};
+pub use reload::Reload;
 
 /// Why the shaper could not do what it was asked. Each names what is wrong.
 #[derive(Debug, thiserror::Error)]

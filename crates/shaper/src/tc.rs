@@ -76,7 +76,18 @@ impl HtbTree {
         lines.push(format!(
             "class replace dev {dev} parent {major}: classid {major}:{MARKER_MINOR:x} htb rate 8bit ceil 8bit quantum {QUANTUM}"
         ));
-        lines.extend(self.rate_lines());
+        lines.extend(self.reload_lines());
+        lines
+    }
+
+    /// The `tc` lines that put this tree on a Bauxite tree already installed,
+    /// keeping its root and every queued packet: the classes' rates
+    /// ([`HtbTree::rate_lines`], creating the classes of new leaves) and each leaf's
+    /// FIFO (its limit changed in place, or created for a new leaf).
+    pub fn reload_lines(&self) -> Vec<String> {
+        let dev = &self.iface;
+        let major = format!("{HTB_MAJOR:x}");
+        let mut lines = self.rate_lines();
         for leaf in &self.leaves {
             lines.push(format!(
                 "qdisc replace dev {dev} parent {major}:{m:x} handle {m:x}: pfifo limit {l}",
@@ -107,6 +118,12 @@ impl HtbTree {
         }
         lines
     }
+}
+
+/// The `tc` lines that delete the leaf classes `minors` (and their FIFOs) of
+/// Bauxite's tree on `iface`.
+pub fn delete_class_lines(iface: &str, minors: &[u16]) -> Vec<String> {
+    minors.iter().map(|m| format!("class del dev {iface} classid {HTB_MAJOR:x}:{m:x}")).collect()
 }
 
 /// Deletes the root qdisc of `iface`. Only for a tree the caller has checked is
@@ -152,6 +169,15 @@ mod tests {
         let lines = tree().rate_lines();
         assert_eq!(lines.len(), 3);
         assert!(lines.iter().all(|l| l.starts_with("class replace")));
+    }
+
+    #[test]
+    fn a_reload_keeps_the_root_and_replaces_classes_and_fifos() {
+        let lines = tree().reload_lines();
+        assert!(lines.iter().all(|l| !l.contains(" root ")), "the root stays: {lines:?}");
+        assert_eq!(lines.iter().filter(|l| l.starts_with("class replace")).count(), 3);
+        assert!(lines.iter().any(|l| l == "qdisc replace dev eth9 parent ba:10 handle 10: pfifo limit 64"));
+        assert_eq!(delete_class_lines("eth9", &[0x12]), ["class del dev eth9 classid ba:12"]);
     }
 
     #[test]
