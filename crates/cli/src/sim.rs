@@ -338,16 +338,18 @@ fn execute_shard(study: &StudyConfig, shard: Shard, out: &Path) -> Result<()> {
     let total = study.plan_shard(shard)?.len();
     check_out_dir(out)?;
     let bar = crate::progress::bar(total as u64, "runs");
+    let cpu_before = bauxite_sys::process_cpu_ns();
     let result = run_shard(study, shard, &|p| {
         bar.set_position(p.done as u64);
         bar.set_message(p.run.label());
     })?;
+    let cpu_s = (bauxite_sys::process_cpu_ns() - cpu_before) as f64 / 1e9;
     bar.finish_and_clear();
     bauxite_sim::shard::write_shard(out, &result)?;
     let runs = result.ran.runs.len();
     let events: u64 = result.ran.runs.iter().map(|(_, r)| r.counters.events).sum();
     println!(
-        "shard {shard}: runs {} to {} of {}, {events} events in {:.2} s",
+        "shard {shard}: runs {} to {} of {}, {events} events in {:.2} s ({cpu_s:.1} CPU-s)",
         result.first_run,
         result.first_run + runs - 1,
         result.total_runs,
