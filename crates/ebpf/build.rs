@@ -1,5 +1,10 @@
 //! Compiles the kernel programs with clang and checks that the Rust mirror of the
 //! shared map types has the C layout.
+//!
+//! Both steps use the build host's tools and headers, never the target's: the
+//! programs are compiled for the BPF machine (`clang -target bpf`), whatever the
+//! target, and the layout program runs here. So a cross build (aarch64) needs a
+//! cross linker for the Rust code only, and the object is the same byte for byte.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -16,8 +21,12 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=BAUXITE_CLANG");
 
-    let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap();
-    let arch_include = format!("/usr/include/{arch}-linux-gnu");
+    // `<linux/types.h>` includes `<asm/types.h>`, which Debian keeps per architecture.
+    // The host's is always there and gives the BPF target the same fixed-size types
+    // as any other 64-bit Linux architecture's.
+    let host = env::var("HOST").unwrap();
+    let host_arch = host.split('-').next().unwrap();
+    let arch_include = format!("/usr/include/{host_arch}-linux-gnu");
     let clang = env::var("BAUXITE_CLANG").unwrap_or_else(|_| "clang".into());
     let object = out.join("bauxite.bpf.o");
     let status = Command::new(&clang)
@@ -33,7 +42,10 @@ fn main() {
 
     // The layout check: a host program prints `offset_of!`/`size_of!` assertions
     // from the C header; maps.rs includes them, so a mismatch stops the build.
-    let cc = env::var("CC").unwrap_or_else(|_| "cc".into());
+    // The host compiler: this program runs here, also when cross-building (where `CC`
+    // names the target's compiler).
+    println!("cargo:rerun-if-env-changed=HOST_CC");
+    let cc = env::var("HOST_CC").unwrap_or_else(|_| "cc".into());
     let layout = out.join("layout");
     let status = Command::new(&cc)
         .arg(format!("-I{}", bpf_dir.display()))

@@ -40,6 +40,10 @@ enum Command {
         /// Also drop bulk early at this ingress interface with XDP (forwarding boxes).
         #[arg(long)]
         gateway_iface: Option<String>,
+        /// How to attach the classifier: tcx links where the kernel has them (6.6+), else a
+        /// clsact filter (auto); or force one (tcx is refused on a kernel without it).
+        #[arg(long, default_value = "auto", value_name = "auto|tcx|clsact")]
+        attach: bauxite_shaper::AttachRequest,
         /// Serve Prometheus metrics on http://ADDR/metrics (overrides the profile's `metrics`):
         /// PORT listens on 127.0.0.1 only; write HOST:PORT to listen elsewhere.
         #[arg(long, value_name = "ADDR")]
@@ -180,7 +184,7 @@ fn reload_on_sighup(
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Up { iface, profile, config, rate, gateway_iface, metrics } => {
+        Command::Up { iface, profile, config, rate, gateway_iface, attach, metrics } => {
             let reload = reload_on_sighup(profile.clone(), config.clone(), rate)?;
             let profile = load_profile(&profile, config.as_ref(), rate)?;
             let stop = stop_on_signals()?;
@@ -190,6 +194,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let _metrics = metrics.map(|addr| serve_shaper_metrics(&iface, addr, registry)).transpose()?;
             let mut options = bauxite_shaper::UpOptions::new(iface, profile);
             options.gateway_iface = gateway_iface;
+            options.attach = attach;
             options.probe_rtt = probe_rtt;
             options.reload = Some(reload);
             bauxite_shaper::run_up(options, stop)?;

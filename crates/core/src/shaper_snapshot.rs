@@ -98,6 +98,14 @@ pub struct ShaperSnapshot {
     pub rate_bps: u64,
     /// `tcx` or `clsact`.
     pub attach_mode: String,
+    /// Why that mode: the kernel and `--attach` (`auto: kernel 6.8.0 has tcx links (6.6+)`).
+    #[serde(default)]
+    pub attach_reason: String,
+    /// Clsact filters of the classifier on the interface's egress. One while a daemon
+    /// runs in clsact mode; after it died, a leftover: it passes every packet untouched
+    /// once the lease expired, and `down` (or the next `up`) removes it.
+    #[serde(default)]
+    pub clsact_filters: u32,
     /// The ingress interface of the XDP gateway program, if any.
     pub gateway_iface: Option<String>,
     /// Whether the link is congested.
@@ -137,6 +145,21 @@ impl ShaperSnapshot {
     }
 }
 
+impl ShaperSnapshot {
+    /// The line about clsact filters a dead daemon left behind, if any.
+    fn fmt_leftover_filters(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.clsact_filters == 0 {
+            return Ok(());
+        }
+        writeln!(
+            f,
+            "  leftover: {} clsact filter(s) of the classifier still on the egress, stepped aside (lease expired, \
+             every packet passes untouched); `bauxite down --iface {}` or the next `bauxite up` removes it",
+            self.clsact_filters, self.iface
+        )
+    }
+}
+
 impl std::fmt::Display for ShaperSnapshot {
     /// What `bauxite status` prints: a `tc -s`-like table.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -146,6 +169,7 @@ impl std::fmt::Display for ShaperSnapshot {
             if self.htb_installed {
                 writeln!(f, "  Bauxite's HTB tree is still installed; `bauxite down --iface {iface}` removes it")?;
             }
+            self.fmt_leftover_filters(f)?;
             return Ok(());
         }
         writeln!(
@@ -159,6 +183,9 @@ impl std::fmt::Display for ShaperSnapshot {
             if self.congested { "yes" } else { "no" },
             self.congestion_episodes,
         )?;
+        if !self.attach_reason.is_empty() {
+            writeln!(f, "  attach {}: {}", self.attach_mode, self.attach_reason)?;
+        }
         let (lease, ago) = (self.lease_ms, self.lease_renewed_ms_ago);
         match self.daemon {
             DaemonState::Running => writeln!(f, "  pid {}  lease {lease} ms, renewed {ago} ms ago", self.pid)?,
@@ -173,6 +200,9 @@ impl std::fmt::Display for ShaperSnapshot {
                 f,
                 "  the daemon is gone; the classifier has stepped aside; `bauxite down --iface {iface}` cleans up"
             )?,
+        }
+        if self.daemon != DaemonState::Running {
+            self.fmt_leftover_filters(f)?;
         }
         writeln!(
             f,
@@ -214,6 +244,23 @@ mod tests {
         for state in [DaemonState::Running, DaemonState::Stalled, DaemonState::Dead, DaemonState::Down] {
             assert_eq!(serde_json::to_string(&state).unwrap(), format!("\"{}\"", state.as_str()));
         }
+    }
+
+    #[test]
+    fn status_names_a_leftover_clsact_filter_only_when_no_daemon_runs() {
+        let mut s = ShaperSnapshot::down("wwan0");
+        s.clsact_filters = 1;
+        s.daemon = DaemonState::Dead;
+        let text = s.to_string();
+        assert!(text.contains("leftover: 1 clsact filter") && text.contains("bauxite down --iface wwan0"), "{text}");
+        s.pid = 42;
+        s.daemon = DaemonState::Running;
+        s.attach_mode = "clsact".into();
+        s.attach_reason = "--attach clsact (kernel 6.8.0)".into();
+        let text = s.to_string();
+        assert!(!text.contains("leftover") && text.contains("attach clsact: --attach clsact (kernel 6.8.0)"), "{text}");
+        s.daemon = DaemonState::Dead;
+        assert!(s.to_string().contains("leftover: 1 clsact filter"));
     }
 
     #[test]

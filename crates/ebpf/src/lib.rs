@@ -5,24 +5,32 @@
 //! typed access to their maps ([`Maps`]). The map types in [`maps`] mirror
 //! `src/bpf/bauxite.h`, checked at build time.
 //!
-//! Kernel requirements: tc egress programs on any kernel with clsact (4.5+); on 6.6+
-//! they are attached with tcx links, which the kernel removes when the process that
-//! holds them dies. XDP links need 5.9+. The programs use bounded loops (5.3+).
+//! Kernel requirements (the README's table gives each feature's minimum): tc egress
+//! programs on any kernel with clsact (4.5+); on 6.6+ they can be attached with tcx
+//! links, which the kernel removes when the process that holds them dies ([`attach`]).
+//! XDP links need 5.9+. The programs use bounded loops (5.3+). [`features`] probes
+//! the running kernel for each of these.
 #![deny(missing_docs)]
 
+pub mod attach;
 pub mod craft;
+pub mod features;
 mod lookup;
 pub mod maps;
+#[cfg(test)]
+mod object_tests;
 
 use std::path::Path;
 
 use aya::maps::{Array, MapData, PerCpuArray};
-use aya::programs::tc::{SchedClassifierLinkId, TcAttachType};
+use aya::programs::links::LinkOrder;
+use aya::programs::tc::{NlOptions, SchedClassifierLinkId, TcAttachOptions, TcAttachType};
 use aya::programs::xdp::XdpLinkId;
 use aya::programs::xdp::XdpMode;
 use aya::programs::{SchedClassifier, TestRun, TestRunOptions, Xdp};
 use aya::{Ebpf, EbpfLoader};
 
+pub use attach::{AttachChoice, AttachRequest, TcAttachMode};
 pub use maps::{
     ClassifierTables, Control, LanePolicy, LaneStats, MAX_LANES, MAX_RULES, Rule, RuleSet, STATS_UNMANAGED,
 };
@@ -76,16 +84,22 @@ pub enum DatapathError {
     /// The interface does not exist.
     #[error("no network interface called `{0}`")]
     NoSuchInterface(String),
-}
-
-/// How the egress classifier is attached.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TcAttachMode {
-    /// A tcx link (Linux 6.6+): detached by the kernel when its owner dies.
-    Tcx,
-    /// A clsact filter (older kernels): outlives its owner, so the programs' lease
-    /// makes it step aside, and `bauxite down` removes it.
-    Clsact,
+    /// `--attach tcx` on a kernel without tcx links.
+    #[error(
+        "--attach tcx needs Linux 6.6 or later (tcx links); kernel {release} has none: use --attach clsact or auto"
+    )]
+    NoTcx {
+        /// The running kernel (`uname -r`).
+        release: String,
+    },
+    /// Removing a leftover clsact filter failed.
+    #[error("removing the classifier's clsact filter from {iface}")]
+    Detach {
+        /// The interface.
+        iface: String,
+        /// Why.
+        source: aya::programs::tc::TcError,
+    },
 }
 
 /// Typed handles to the kernel maps of a loaded [`Datapath`].
@@ -228,36 +242,43 @@ impl Datapath {
         self.ebpf.program_mut(XDP_PROGRAM).and_then(|p| p.try_into().ok()).expect("checked at load")
     }
 
-    /// Attaches the classifier to `iface`'s egress: with tcx where the kernel has it
-    /// (6.6+), else as a clsact filter (adding the clsact qdisc if missing).
-    pub fn attach_egress(&mut self, iface: &str) -> Result<TcAttachMode, DatapathError> {
+    /// Attaches the classifier to `iface`'s egress in `mode` (see [`AttachRequest::resolve`]):
+    /// a tcx link, or a clsact filter (adding the clsact qdisc if missing).
+    pub fn attach_egress(&mut self, iface: &str, mode: TcAttachMode) -> Result<(), DatapathError> {
         check_interface(iface)?;
-        let mode = if kernel_has_tcx() {
-            TcAttachMode::Tcx
-        } else {
-            // An existing clsact qdisc is fine: other filters keep working beside ours.
-            let _ = aya::programs::tc::qdisc_add_clsact(iface);
-            TcAttachMode::Clsact
+        let options = match mode {
+            TcAttachMode::Tcx => TcAttachOptions::TcxOrder(LinkOrder::default()),
+            TcAttachMode::Clsact => {
+                // An existing clsact qdisc is fine: other filters keep working beside
+                // ours. Any other failure shows when the filter is added.
+                let _ = aya::programs::tc::qdisc_add_clsact(iface);
+                TcAttachOptions::Netlink(NlOptions::default())
+            }
         };
         let link = self
             .classifier()
-            .attach(iface, TcAttachType::Egress)
+            .attach_with_options(iface, TcAttachType::Egress, options)
             .map_err(|source| DatapathError::Program { program: TC_PROGRAM, source })?;
         self.tc_link = Some((iface.to_string(), link));
-        Ok(mode)
+        Ok(())
     }
 
     /// Attaches the gateway program to `iface`'s ingress, in driver mode where the
-    /// driver supports it and in generic (skb) mode otherwise.
-    pub fn attach_xdp(&mut self, iface: &str) -> Result<(), DatapathError> {
+    /// driver supports it and in generic (skb) mode otherwise; returns the mode taken
+    /// (the start-up log names the fallback).
+    pub fn attach_xdp(&mut self, iface: &str) -> Result<XdpAttachMode, DatapathError> {
         check_interface(iface)?;
         let xdp = self.xdp();
-        let link = xdp
-            .attach(iface, XdpMode::Driver)
-            .or_else(|_| xdp.attach(iface, XdpMode::Skb))
-            .map_err(|source| DatapathError::Program { program: XDP_PROGRAM, source })?;
+        let (link, mode) = match xdp.attach(iface, XdpMode::Driver) {
+            Ok(link) => (link, XdpAttachMode::Driver),
+            Err(_) => (
+                xdp.attach(iface, XdpMode::Skb)
+                    .map_err(|source| DatapathError::Program { program: XDP_PROGRAM, source })?,
+                XdpAttachMode::Generic,
+            ),
+        };
         self.xdp_link = Some((iface.to_string(), link));
-        Ok(())
+        Ok(mode)
     }
 
     /// Detaches both programs (dropping the [`Datapath`] does the same).
@@ -317,13 +338,26 @@ fn check_interface(iface: &str) -> Result<(), DatapathError> {
     }
 }
 
-/// Whether the running kernel attaches tc programs with tcx links (Linux 6.6+).
-pub fn kernel_has_tcx() -> bool {
-    aya::util::KernelVersion::current().is_ok_and(|v| v >= aya::util::KernelVersion::new(6, 6, 0))
+/// How the XDP gateway program was attached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XdpAttachMode {
+    /// In the driver (native XDP): before the kernel allocates a socket buffer.
+    Driver,
+    /// Generic (skb) XDP, the fallback for drivers without native XDP: the same
+    /// verdicts, a little later in the receive path.
+    Generic,
 }
 
-/// Removes a classifier left attached as a clsact filter on `iface`'s egress (by a
-/// daemon that died on a kernel without tcx); true if there was one.
-pub fn detach_clsact_filter(iface: &str) -> bool {
-    aya::programs::tc::qdisc_detach_program(iface, TcAttachType::Egress, TC_PROGRAM).is_ok()
+/// Whether the running kernel attaches tc programs with tcx links (Linux 6.6+).
+pub fn kernel_has_tcx() -> bool {
+    let (major, minor) = attach::TCX_SINCE;
+    aya::util::KernelVersion::current().is_ok_and(|v| v >= aya::util::KernelVersion::new(major as u8, minor as u8, 0))
+}
+
+/// Removes every clsact filter of the classifier from `iface`'s egress (left by a
+/// daemon that died in clsact mode, which the lease made step aside); the caller
+/// has checked that there is at least one (see the shaper's netlink reader).
+pub fn detach_clsact_filters(iface: &str) -> Result<(), DatapathError> {
+    aya::programs::tc::qdisc_detach_program(iface, TcAttachType::Egress, TC_PROGRAM)
+        .map_err(|source| DatapathError::Detach { iface: iface.to_string(), source })
 }

@@ -12,7 +12,7 @@ use bauxite_core::{
     BitRate, DaemonState, LaneSnapshot, Match, PortRange, PortSide, Protocol, RateSetting, ShaperSnapshot,
     ValidatedProfile,
 };
-use bauxite_ebpf::{Control, Datapath, LaneStats, TcAttachMode};
+use bauxite_ebpf::{AttachRequest, Control, Datapath, LaneStats, TC_PROGRAM, TcAttachMode};
 use bauxite_sys::{Netns, monotonic_ns};
 use tracing::{debug, error, info, warn};
 
@@ -22,6 +22,7 @@ use crate::reload::{self, Reload};
 
 use crate::ShaperError;
 use crate::controller::{Controller, LaneSample, Transition};
+use crate::features::{self, FeatureReport, KernelFacts};
 use crate::plan::{htb_tree, lane_minor, lane_policy, probability_to_u32, rule_set};
 use crate::rtnl::{ClassStats, Link, LinkWatch, RootQdisc, Rtnl};
 use crate::state::{self, Owner, StateDir, StateFile};
@@ -43,6 +44,8 @@ pub struct UpOptions {
     pub probe_rtt: Option<prometheus_client::metrics::histogram::Histogram>,
     /// Where to re-read the profile when asked (`SIGHUP`); `None`: no live reload.
     pub reload: Option<Reload>,
+    /// How to attach the classifier (`--attach`).
+    pub attach: AttachRequest,
 }
 
 impl UpOptions {
@@ -55,6 +58,7 @@ impl UpOptions {
             lease: Duration::from_secs(1),
             probe_rtt: None,
             reload: None,
+            attach: AttachRequest::Auto,
         }
     }
 }
@@ -179,13 +183,16 @@ struct Preflight {
     reload: Option<Reload>,
     link: Link,
     state_dir: StateDir,
+    /// What the kernel lacks, the fallbacks taken and the attach mode.
+    features: FeatureReport,
 }
 
 /// Checks everything `up` needs before it changes anything; cleans up what a
 /// killed daemon left behind on this very interface.
 fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
     require_root("`bauxite up` attaches eBPF programs and qdiscs")?;
-    let UpOptions { iface, mut profile, gateway_iface, lease, probe_rtt, reload } = options;
+    let UpOptions { iface, mut profile, gateway_iface, lease, probe_rtt, reload, attach } = options;
+    let features = features::check(&KernelFacts::probe(), attach, gateway_iface.is_some())?;
     let reflector = match profile.rate {
         RateSetting::Auto => Some(with_probe_rule(&mut profile)?),
         RateSetting::Fixed(_) => None,
@@ -214,7 +221,19 @@ fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
     // A previous daemon that was killed may have left its tree and settings behind.
     down(&iface)?;
     let link = find_link(&mut rtnl, &iface)?;
-    Ok(Preflight { iface, profile, gateway_iface, lease, reflector, probe_key, probe_rtt, reload, link, state_dir })
+    Ok(Preflight {
+        iface,
+        profile,
+        gateway_iface,
+        lease,
+        reflector,
+        probe_key,
+        probe_rtt,
+        reload,
+        link,
+        state_dir,
+        features,
+    })
 }
 
 /// What [`install`] put in place.
@@ -256,9 +275,12 @@ fn install(pre: &Preflight, rate: BitRate) -> Result<Attached, ShaperError> {
     installed.original_gso = Some(pre.link.gso_max_size);
     installed.htb = true;
     ns.tc_batch(&htb_tree(profile, iface, rate).install_lines())?;
-    let mode = datapath.attach_egress(iface)?;
-    if let Some(gw) = &pre.gateway_iface {
-        datapath.attach_xdp(gw)?;
+    let mode = pre.features.attach.mode;
+    datapath.attach_egress(iface, mode)?;
+    if let Some(gw) = &pre.gateway_iface
+        && datapath.attach_xdp(gw)? == bauxite_ebpf::XdpAttachMode::Generic
+    {
+        info!(gateway = gw, "the driver of {gw} lacks native XDP: the gateway program runs in generic (skb) mode");
     }
     Ok(Attached { datapath, control, installed, mode })
 }
@@ -279,11 +301,9 @@ fn first_snapshot(pre: &Preflight, link_rate: BitRate, rate: BitRate, mode: TcAt
         .into(),
         link_rate_bps: link_rate.bps(),
         rate_bps: rate.bps(),
-        attach_mode: match mode {
-            TcAttachMode::Tcx => "tcx",
-            TcAttachMode::Clsact => "clsact",
-        }
-        .into(),
+        attach_mode: mode.as_str().into(),
+        attach_reason: pre.features.attach.reason.clone(),
+        clsact_filters: u32::from(mode == TcAttachMode::Clsact),
         gateway_iface: pre.gateway_iface.clone(),
         lease_ms: pre.lease.as_millis() as u64,
         lanes: lane_snapshots(profile),
@@ -324,10 +344,14 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
         profile = pre.profile.name,
         link_rate = %link_rate,
         shaped_rate = %rate,
-        attach = ?attached.mode,
+        attach = attached.mode.as_str(),
+        why = pre.features.attach.reason,
         gateway = pre.gateway_iface.as_deref().unwrap_or("-"),
         "shaper up"
     );
+    for fallback in &pre.features.fallbacks {
+        warn!(iface = pre.iface, "the kernel lacks {fallback}");
+    }
     let owner = Owner {
         ifindex: pre.link.index,
         pid: std::process::id(),
@@ -818,9 +842,10 @@ pub fn down(iface: &str) -> Result<DownReport, ShaperError> {
     if let Some(prev) = &previous {
         report.stopped_daemon = stop_daemon(iface, &prev.owner)?;
     }
-    // tcx links die with their daemon; clsact filters (older kernels) stay.
-    if !bauxite_ebpf::kernel_has_tcx() {
-        report.removed_filter = bauxite_ebpf::detach_clsact_filter(iface);
+    // tcx links die with their daemon; clsact filters (older kernels, --attach clsact) stay.
+    if our_clsact_filters(&mut rtnl, &link)? > 0 {
+        bauxite_ebpf::detach_clsact_filters(iface)?;
+        report.removed_filter = true;
     }
     if tree_on(&mut rtnl, link.index).map_err(ShaperError::io("reading the root qdisc"))? == Tree::Ours {
         tc::delete_root(&ns, iface)?;
@@ -836,6 +861,12 @@ pub fn down(iface: &str) -> Result<DownReport, ShaperError> {
         report.removed_state = true;
     }
     Ok(report)
+}
+
+/// How many clsact filters of the classifier are on the egress of `link`.
+fn our_clsact_filters(rtnl: &mut Rtnl, link: &Link) -> Result<u32, ShaperError> {
+    let filters = rtnl.egress_bpf_filters(link.index).map_err(ShaperError::io("reading the egress filters"))?;
+    Ok(filters.iter().filter(|name| *name == TC_PROGRAM).count() as u32)
 }
 
 /// Reads the shaper's state of one interface in-process: the daemon's last
@@ -863,6 +894,7 @@ impl StatusReader {
         let link = find_link(&mut self.rtnl, iface)?;
         let htb_installed =
             tree_on(&mut self.rtnl, link.index).map_err(ShaperError::io("reading the root qdisc"))? == Tree::Ours;
+        let clsact_filters = our_clsact_filters(&mut self.rtnl, &link)?;
         let state = self
             .state_dir
             .load(iface)
@@ -873,7 +905,9 @@ impl StatusReader {
         let Some(StateFile { owner, mut snapshot }) = state else {
             let mut snapshot = ShaperSnapshot::down(iface);
             snapshot.htb_installed = htb_installed;
-            snapshot.daemon = if htb_installed { DaemonState::Dead } else { DaemonState::Down };
+            snapshot.clsact_filters = clsact_filters;
+            let leftover = htb_installed || clsact_filters > 0;
+            snapshot.daemon = if leftover { DaemonState::Dead } else { DaemonState::Down };
             return Ok(snapshot);
         };
         snapshot.lease_renewed_ms_ago = monotonic_ns().saturating_sub(owner.heartbeat_ns) / 1_000_000;
@@ -885,6 +919,7 @@ impl StatusReader {
             DaemonState::Running
         };
         snapshot.htb_installed = htb_installed;
+        snapshot.clsact_filters = clsact_filters;
         if htb_installed
             && let Ok(classes) = self.rtnl.classes(link.index)
             && let Some(lane_classes) = lane_classes(&classes, snapshot.lanes.len())

@@ -16,6 +16,7 @@
 pub mod autorate;
 pub mod controller;
 pub mod daemon;
+pub mod features;
 pub mod metrics;
 pub mod plan;
 pub mod reflect;
@@ -24,6 +25,7 @@ pub mod rtnl;
 pub mod state;
 pub mod tc;
 
+pub use bauxite_ebpf::AttachRequest;
 pub use daemon::{DownReport, StatusReader, UpOptions, down, run_up, status};
 pub use reload::Reload;
 
@@ -79,6 +81,14 @@ pub enum ShaperError {
     /// The profile is invalid.
     #[error("invalid profile: {0}")]
     Profile(bauxite_core::ProfileError),
+    /// The kernel lacks something `up` needs and that has no fallback.
+    #[error("kernel {release} lacks what bauxite up needs: {lacks}")]
+    KernelLacks {
+        /// The kernel's release.
+        release: String,
+        /// Every gap, named, with its minimum kernel.
+        lacks: String,
+    },
     /// Loading or driving the eBPF programs failed.
     #[error(transparent)]
     Datapath(#[from] bauxite_ebpf::DatapathError),

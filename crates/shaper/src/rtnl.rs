@@ -1,5 +1,6 @@
 //! What the shaper reads from the kernel over rtnetlink: links, the root qdisc, the
-//! HTB classes' counters, link events and the network namespace's cookie.
+//! HTB classes' counters, the eBPF filters on the clsact egress hook, link events and
+//! the network namespace's cookie.
 //!
 //! A netlink socket belongs to the network namespace of the thread that opened it,
 //! for as long as it lives. So an [`Rtnl`] opened by a thread placed in a namespace
@@ -13,7 +14,8 @@ use std::os::fd::AsRawFd;
 use netlink_packet_core::{NLM_F_DUMP, NLM_F_REQUEST, NetlinkHeader, NetlinkMessage, NetlinkPayload};
 use netlink_packet_route::RouteNetlinkMessage;
 use netlink_packet_route::link::{LinkAttribute, LinkLayerType, LinkMessage};
-use netlink_packet_route::tc::{TcAttribute, TcHandle, TcMessage, TcStats2};
+use netlink_packet_route::tc::{TcAttribute, TcHandle, TcMessage, TcOption, TcStats2};
+use netlink_packet_utils::nla::Nla;
 use netlink_sys::protocols::NETLINK_ROUTE;
 use netlink_sys::{Socket, SocketAddr};
 
@@ -192,6 +194,73 @@ impl Rtnl {
     }
 }
 
+/// The clsact egress hook (`tc filter show dev IF egress`): parent `ffff:fff3`.
+const CLSACT_EGRESS: TcHandle = TcHandle { major: 0xffff, minor: TcHandle::MIN_EGRESS };
+/// `TCA_BPF_NAME`: the attribute of a bpf filter that holds its program's name.
+const TCA_BPF_NAME: u16 = 7;
+
+impl Rtnl {
+    /// The program names of the bpf filters on the clsact egress hook of interface
+    /// `ifindex` (one entry per filter; none without a clsact qdisc). tcx links are
+    /// not filters and do not show here.
+    pub fn egress_bpf_filters(&mut self, ifindex: u32) -> std::io::Result<Vec<String>> {
+        let mut request = TcMessage::default();
+        request.header.index = ifindex as i32;
+        request.header.parent = CLSACT_EGRESS;
+        let answers = match self.request(RouteNetlinkMessage::GetTrafficFilter(request), true) {
+            Ok(answers) => answers,
+            // No clsact qdisc: no hook, so no filters.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        Ok(answers
+            .iter()
+            .filter_map(|m| match m {
+                RouteNetlinkMessage::NewTrafficFilter(f) => bpf_filter_name(f),
+                _ => None,
+            })
+            .collect())
+    }
+}
+
+/// The program name of a bpf filter; `None` for other filters (and for the dump's
+/// per-priority chain headers, which carry no options). netlink-packet-route does not
+/// know `bpf` filters: their options come as one attribute holding the nested ones.
+fn bpf_filter_name(filter: &TcMessage) -> Option<String> {
+    if !filter.attributes.iter().any(|a| matches!(a, TcAttribute::Kind(k) if k == "bpf")) {
+        return None;
+    }
+    filter.attributes.iter().find_map(|a| match a {
+        TcAttribute::Options(options) => options.iter().find_map(|o| match o {
+            TcOption::Other(nested) => {
+                let mut value = vec![0; nested.value_len()];
+                nested.emit_value(&mut value);
+                nested_attribute(&value, TCA_BPF_NAME).map(|name| {
+                    String::from_utf8_lossy(name.split(|b| *b == 0).next().unwrap_or_default()).into_owned()
+                })
+            }
+            _ => None,
+        }),
+        _ => None,
+    })
+}
+
+/// The value of the first attribute of type `kind` in a run of netlink attributes.
+fn nested_attribute(mut buffer: &[u8], kind: u16) -> Option<&[u8]> {
+    while buffer.len() >= 4 {
+        let length = usize::from(u16::from_ne_bytes([buffer[0], buffer[1]]));
+        let nla_kind = u16::from_ne_bytes([buffer[2], buffer[3]]) & 0x3fff;
+        if length < 4 || length > buffer.len() {
+            return None;
+        }
+        if nla_kind == kind {
+            return Some(&buffer[4..length]);
+        }
+        buffer = &buffer[length.next_multiple_of(4).min(buffer.len())..];
+    }
+    None
+}
+
 fn parse_link(link: &LinkMessage) -> Link {
     let mut out = Link {
         index: link.header.index,
@@ -360,6 +429,17 @@ mod tests {
         m[20..24].copy_from_slice(&index.to_ne_bytes());
         m.extend_from_slice(&attr);
         m
+    }
+
+    #[test]
+    fn a_bpf_filters_name_is_found_among_its_nested_attributes() {
+        // TCA_BPF_FD (6) then TCA_BPF_NAME (7) "bauxite_tc\0" padded to 4 bytes.
+        let mut nested = vec![8, 0, 6, 0, 3, 0, 0, 0];
+        nested.extend_from_slice(&[15, 0, 7, 0]);
+        nested.extend_from_slice(b"bauxite_tc\0\0");
+        assert_eq!(nested_attribute(&nested, 7), Some(&b"bauxite_tc\0"[..]));
+        assert_eq!(nested_attribute(&nested, 9), None);
+        assert_eq!(nested_attribute(&[200, 0, 7, 0], 7), None, "a length past the end is no attribute");
     }
 
     #[test]
