@@ -5,7 +5,7 @@
 //! ([`in_both_attach_modes!`]): tcx, what `auto` picks on this 6.x kernel, and clsact,
 //! what robots' kernels before 6.6 get (a filter that outlives its daemon).
 
-use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::sync::atomic::Ordering;
@@ -13,11 +13,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bauxite_core::stats::Summary;
-use bauxite_core::{BitRate, Profile, RateSetting};
+use bauxite_core::{BitRate, Dscp, Profile, RateSetting};
 use bauxite_netlab::testbed::{BASE_ADDR, ROBOT_IFACE};
 use bauxite_netlab::traffic::{self, StopFlag, UdpStream};
+use bauxite_netlab::tun::{TUN_BASE_V4, TUN_BASE_V6, TUN_IFACE};
 use bauxite_netlab::workload::{RunningWorkload, WorkloadSpec};
-use bauxite_netlab::{Bottleneck, ChainOptions, ChainTestbed};
+use bauxite_netlab::{Bottleneck, ChainOptions, ChainTestbed, TunTestbed, become_a_link};
 use bauxite_sys::{ChildGuard, Netns, monotonic_ns, root_or_skip, unique_name};
 
 /// These tests measure latency: run them one at a time so they do not load each other.
@@ -144,9 +145,12 @@ fn write_config(profile: &Profile) -> PathBuf {
     path
 }
 
-/// Critical UDP at 50 Hz and a TCP flood from robot to base for `warmup + window`;
-/// returns the critical latencies (ms) sent during the window, the messages sent in
-/// it, and the bulk throughput over it.
+/// Critical UDP at 50 Hz and a TCP flood from `robot` to `base_addr` in `base` for
+/// `warmup + window`; returns the critical latencies (ms) sent during the window, the
+/// messages sent in it, and the bulk throughput over it. The critical sender and
+/// receiver run at a real-time priority ([`become_a_link`]), so that the latency is the
+/// network path's and not the wake-up of a thread that a loaded machine's scheduler let
+/// wait (a CFS period is ~12 ms on 2 busy CPUs; a real-time thread preempts at once).
 struct Measurement {
     latencies_ms: Vec<f64>,
     /// Messages missing between the first and the last one that arrived in the window.
@@ -154,23 +158,28 @@ struct Measurement {
     bulk_bps: f64,
 }
 
-fn measure(tb: &ChainTestbed, warmup: Duration, window: Duration) -> Measurement {
+fn measure(robot: &Netns, base: &Netns, base_addr: IpAddr, warmup: Duration, window: Duration) -> Measurement {
     let stop: StopFlag = Arc::new(false.into());
-    let udp_rx = tb.base.run(|| UdpSocket::bind((BASE_ADDR, CRITICAL_PORT)).expect("bind UDP"));
-    let tcp_rx = tb.base.run(|| TcpListener::bind((BASE_ADDR, VIDEO_PORT)).expect("bind TCP"));
+    let udp_rx = base.run(move || UdpSocket::bind((base_addr, CRITICAL_PORT)).expect("bind UDP"));
+    let tcp_rx = base.run(move || TcpListener::bind((base_addr, VIDEO_PORT)).expect("bind TCP"));
     let (s1, s2, s3, s4) = (stop.clone(), stop.clone(), stop.clone(), stop.clone());
-    let receiver = tb.base.spawn(move || traffic::receive_udp(&udp_rx, &s1));
-    let sink = tb.base.spawn(move || traffic::tcp_sink(tcp_rx, &s2));
-    let flood = tb.robot.spawn(move || {
-        let stream = TcpStream::connect((BASE_ADDR, VIDEO_PORT)).expect("connect TCP");
+    let receiver = base.spawn(move || {
+        become_a_link();
+        traffic::receive_udp(&udp_rx, &s1)
+    });
+    let sink = base.spawn(move || traffic::tcp_sink(tcp_rx, &s2));
+    let flood = robot.spawn(move || {
+        let stream = TcpStream::connect((base_addr, VIDEO_PORT)).expect("connect TCP");
         traffic::set_congestion_control(&stream, traffic::STANDARD_CONGESTION_CONTROL).expect("use CUBIC");
         traffic::tcp_flood(stream, &s3)
     });
-    let sender = tb.robot.spawn(move || {
-        let socket = UdpSocket::bind("0.0.0.0:0").expect("bind UDP sender");
+    let sender = robot.spawn(move || {
+        become_a_link();
+        let any: IpAddr = if base_addr.is_ipv4() { [0, 0, 0, 0].into() } else { [0u16; 8].into() };
+        let socket = UdpSocket::bind((any, 0)).expect("bind UDP sender");
         let spec = UdpStream {
             stream: CRITICAL_PORT,
-            dst: SocketAddr::from((BASE_ADDR, CRITICAL_PORT)),
+            dst: SocketAddr::from((base_addr, CRITICAL_PORT)),
             rate_hz: 50.0,
             size: 64,
         };
@@ -216,7 +225,7 @@ fn critical_latency_under_a_tcp_flood_with_and_without_bauxite(attach: Attach) {
     // The standard stack does not depend on the attach mode: measured once (16 s saved).
     if attach == Attach::Tcx {
         Bottleneck::install(&tb.robot, ROBOT_IFACE, rate, 100_000, 1514).expect("bottleneck on the robot's egress");
-        let plain = measure(&tb, Duration::from_secs(4), Duration::from_secs(6));
+        let plain = measure(&tb.robot, &tb.base, BASE_ADDR.into(), Duration::from_secs(4), Duration::from_secs(6));
         let plain_summary = Summary::of(&plain.latencies_ms);
         eprintln!("without bauxite: critical {plain_summary} ms, bulk {:.3} Mbit/s", plain.bulk_bps / 1e6);
         assert!(plain_summary.p99 > 100.0, "the modem's FIFO should bury critical traffic: {plain_summary}");
@@ -240,7 +249,7 @@ fn critical_latency_under_a_tcp_flood_with_and_without_bauxite(attach: Attach) {
     assert!(json["attach_reason"].as_str().unwrap().contains(&format!("--attach {}", attach.word())), "{json}");
     assert_eq!(json["clsact_filters"], attach.filters(), "{json}");
     assert_eq!(tc_egress_filters(&tb.robot, ROBOT_IFACE) as u64, attach.filters(), "tc agrees with status");
-    let shaped = measure(&tb, Duration::from_secs(4), Duration::from_secs(10));
+    let shaped = measure(&tb.robot, &tb.base, BASE_ADDR.into(), Duration::from_secs(4), Duration::from_secs(10));
     let shaped_summary = Summary::of(&shaped.latencies_ms);
     let status = bauxite(&tb.robot, &["status", "--iface", ROBOT_IFACE]);
     eprintln!(
@@ -496,7 +505,7 @@ fn the_xdp_gateway_drops_bulk_before_it_is_forwarded(attach: Attach) {
     // The gateway box is the bottleneck now: Bauxite's lanes replace the modem's FIFO.
     tb.link.tc(&["qdisc", "del", "dev", "to-base", "root"]).unwrap();
     let _daemon = spawn_up(&tb.link, "to-base", &attach.with(&["--gateway-iface", "to-robot", "--rate", "1.5mbit"]));
-    let m = measure(&tb, Duration::from_secs(3), Duration::from_secs(6));
+    let m = measure(&tb.robot, &tb.base, BASE_ADDR.into(), Duration::from_secs(3), Duration::from_secs(6));
     let summary = Summary::of(&m.latencies_ms);
     let out = bauxite(&tb.link, &["status", "--iface", "to-base", "--json"]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -621,7 +630,7 @@ fn a_reload_under_a_flood_keeps_critical_traffic_protected() {
         }
     });
     // The six reloads fall in the 10 s window (from 4 s to 11.5 s after the flood starts).
-    let m = measure(&tb, Duration::from_secs(3), Duration::from_secs(10));
+    let m = measure(&tb.robot, &tb.base, BASE_ADDR.into(), Duration::from_secs(3), Duration::from_secs(10));
     reloader.join().unwrap();
     let summary = Summary::of(&m.latencies_ms);
     let text = std::fs::read_to_string(&log).unwrap();
@@ -665,4 +674,56 @@ fn a_reload_under_a_flood_keeps_critical_traffic_protected() {
     assert!(status.contains("\"profile\": \"robot\"") && status.contains("\"daemon\": \"running\""), "{status}");
     assert!(daemon.stop().unwrap().success(), "bauxite up exits 0 on SIGTERM after reloads");
     std::fs::remove_dir_all(dir).ok();
+}
+
+/// A robot whose uplink is a raw-IP device (an LTE modem in raw-IP mode, a tunnel): its
+/// packets start at the IP header. Bauxite shapes the TUN device at the link's rate (a
+/// forwarder carries its packets to the base) and rewrites DSCP on the way; critical
+/// traffic stays fast under a TCP flood over IPv4 and over IPv6, and every packet
+/// reaches the far side with right checksums.
+#[test]
+fn a_raw_ip_uplink_keeps_critical_fast_over_ipv4_and_ipv6_with_right_checksums() {
+    if !root_or_skip("a_raw_ip_uplink_keeps_critical_fast_over_ipv4_and_ipv6_with_right_checksums") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut tb = TunTestbed::create().expect("TUN testbed");
+    let rate = BitRate::from_bps(1_500_000);
+    let mut profile = Profile::robot();
+    profile.rate = RateSetting::Fixed(rate);
+    profile.headroom = 1.0;
+    let (ef, cs1) = (Dscp::EF, Dscp::new(8).unwrap());
+    profile.lanes[0].dscp_mark = Some(ef);
+    profile.lanes[2].dscp_mark = Some(cs1);
+    let config = write_config(&profile);
+    let mut daemon = spawn_up(&tb.robot, TUN_IFACE, &["--config", config.to_str().unwrap()]);
+    std::fs::remove_file(config).ok();
+
+    for base_addr in [IpAddr::from(TUN_BASE_V4), IpAddr::from(TUN_BASE_V6)] {
+        let m = measure(&tb.robot, &tb.base, base_addr, Duration::from_secs(3), Duration::from_secs(6));
+        let summary = Summary::of(&m.latencies_ms);
+        eprintln!("raw IP to {base_addr}: critical {summary} ms, bulk {:.3} Mbit/s", m.bulk_bps / 1e6);
+        // Quiet-machine p99: a fraction of a millisecond; queueing behind the flood would
+        // be hundreds. The 5 ms bound (issue 16) holds on a loaded 2-core machine because
+        // nothing on the measured path waits for the ordinary scheduler: the sender, the
+        // receiver and the forwarder run at a real-time priority, and the shaping is the
+        // kernel's. What is left is HTB's dequeue and the stack's softirqs.
+        assert!(summary.p99 < 5.0, "critical p99 over the raw-IP uplink to {base_addr}: {summary}");
+        assert!(m.latencies_ms.len() >= 290, "critical messages flowed all window long to {base_addr}");
+        assert_eq!(m.lost_in_window, 0, "no critical message lost to {base_addr}");
+        let leftover = rate.bps() as f64 - 50.0 * (64.0 + 62.0) * 8.0;
+        assert!(m.bulk_bps >= 0.7 * leftover, "bulk to {base_addr} got {:.3} Mbit/s", m.bulk_bps / 1e6);
+    }
+    let json = status_json(&tb.robot, TUN_IFACE);
+    assert_eq!(json["lanes"][0]["odd_packets"], 0, "the raw-IP parse read every critical packet: {json}");
+    assert!(daemon.stop().unwrap().success(), "bauxite up exits 0 on SIGTERM");
+
+    let uplink = tb.stop_forwarder().expect("the forwarder's report");
+    eprintln!("raw IP uplink: {uplink:?}");
+    assert!(uplink.ipv4 > 500 && uplink.ipv6 > 500, "both families crossed the TUN link: {uplink:?}");
+    assert!(uplink.l4_checked > 1000, "TCP and UDP checksums were checked: {uplink:?}");
+    assert_eq!((uplink.bad_ipv4_header, uplink.bad_l4), (0, 0), "every checksum right after the DSCP rewrite");
+    let marked = |d: Dscp| uplink.by_dscp.get(&d.value()).copied().unwrap_or(0);
+    assert!(marked(ef) >= 580, "critical rewritten to EF: {uplink:?}");
+    assert!(marked(cs1) > 500, "bulk rewritten to CS1: {uplink:?}");
 }

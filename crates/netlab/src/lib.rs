@@ -14,11 +14,14 @@ mod error;
 mod packet_socket;
 pub mod testbed;
 pub mod traffic;
+pub mod tun;
 pub mod veth;
 pub mod video;
 pub mod workload;
 
 pub use bottleneck::Bottleneck;
 pub use error::NetlabError;
+pub use packet_socket::become_a_link;
 pub use testbed::{ChainOptions, ChainTestbed};
+pub use tun::TunTestbed;
 pub use veth::connect;
