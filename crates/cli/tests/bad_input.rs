@@ -186,3 +186,9 @@ fn reflect_refuses_a_bad_key_file_or_peer_network_before_listening() {
     let err = refused(&["reflect", "--port", "0", "--allow", "10.0.0.0/40"]);
     assert!(err.contains("10.0.0.0/40") && err.contains("0 to 32"), "{err}");
 }
+
+#[test]
+fn up_names_the_attach_modes_it_takes() {
+    let err = refused(&["up", "--iface", "lo", "--attach", "ingress"]);
+    assert!(err.contains("`ingress` is not an attach mode: use auto, tcx or clsact"), "{err}");
+}
