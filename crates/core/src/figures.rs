@@ -15,6 +15,8 @@
 //! Times are ns from the start of the phase (the moment the link's rate and the
 //! senders start together).
 
+use std::time::Duration;
+
 use serde::{Deserialize, Serialize};
 
 use crate::link::{LinkChange, LinkConfig, LinkModel, LinkRate, OPPORTUNITY_BYTES, Timeline};
@@ -22,8 +24,9 @@ use crate::stats::{LatencyMs, Summary, UpdateDelayMs};
 
 const NS: f64 = 1e9;
 const MS: f64 = 1e6;
-/// Excess under this counts as protected (the seed's 2 ms critical-latency target).
-const PROTECTED_EXCESS_MS: f64 = 2.0;
+/// The time the shaper is given to adapt after the drop: latency figures start this
+/// long after it (the seed demo's windows; `bauxite demo`'s `Scenario::SETTLE`).
+pub const SETTLE: Duration = Duration::from_secs(1);
 /// Messages are protected once a whole window of this length stays under the target.
 const PROTECTED_FOR_NS: u64 = 1_000_000_000;
 /// Time bins of capacity and delivered bytes (ns): 100 ms, fine enough to see an
@@ -119,7 +122,7 @@ impl LinkFloor {
     }
 }
 
-fn duration_ns(d: std::time::Duration) -> u64 {
+fn duration_ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
@@ -267,7 +270,7 @@ impl LinkFacts {
     }
 }
 
-fn duration_ns_of(d: std::time::Duration) -> u64 {
+fn duration_ns_of(d: Duration) -> u64 {
     duration_ns(d)
 }
 
@@ -361,13 +364,14 @@ fn trace_drops(capacity: &[f64], link: &LinkConfig, timeline: &Timeline) -> Vec<
 }
 
 /// Milliseconds from `drop_ns` until a whole second of critical messages arrived
-/// with less than 2 ms of excess; the rest of the run if that never happened.
-pub fn time_to_protect(trace: &PhaseTrace, drop_ns: u64, end_ns: u64) -> f64 {
+/// with less than `target_ms` of avoidable excess (the profile's critical-latency
+/// p99 target, 2 ms for the robot); the rest of the run if that never happened.
+pub fn time_to_protect(trace: &PhaseTrace, drop_ns: u64, end_ns: u64, target_ms: f64) -> f64 {
     let after: Vec<(u64, bool)> = trace
         .critical
         .iter()
         .filter(|m| m.sent_ns >= drop_ns && m.sent_ns < end_ns)
-        .map(|m| (m.sent_ns, m.latency_ns.is_some_and(|l| avoidable_ms(m, l) < PROTECTED_EXCESS_MS)))
+        .map(|m| (m.sent_ns, m.latency_ns.is_some_and(|l| avoidable_ms(m, l) < target_ms)))
         .collect();
     // From the end: how far a run of fast messages reaches from each message.
     let mut bad_after: Vec<Option<u64>> = vec![None; after.len()];
@@ -389,11 +393,11 @@ pub fn time_to_protect(trace: &PhaseTrace, drop_ns: u64, end_ns: u64) -> f64 {
     end_ns.saturating_sub(drop_ns) as f64 / MS
 }
 
-/// Time to protect after the first capacity drop, mean over `phases`; `None`
-/// without a drop.
-pub fn time_to_protect_first_drop(phases: &[&PhaseTrace], link: &LinkFacts) -> Option<f64> {
+/// Time to protect (against `target_ms`) after the first capacity drop, mean over
+/// `phases`; `None` without a drop.
+pub fn time_to_protect_first_drop(phases: &[&PhaseTrace], link: &LinkFacts, target_ms: f64) -> Option<f64> {
     let first = *link.drops_ns.first()?;
-    let times: Vec<f64> = phases.iter().map(|t| time_to_protect(t, first, link.duration_ns)).collect();
+    let times: Vec<f64> = phases.iter().map(|t| time_to_protect(t, first, link.duration_ns, target_ms)).collect();
     crate::stats::mean(&times)
 }
 
@@ -406,11 +410,12 @@ fn excess_ms(latency_ns: u64, floor_ns: u64) -> f64 {
     (latency_ns as f64 - floor_ns as f64).max(0.0) / MS
 }
 
-/// Pools phases (one per trial or seed) into issue 11's figures; `protected` adds
-/// time to protect after each drop.
-pub fn link_figures(phases: &[&PhaseTrace], link: &LinkFacts, protected: bool) -> LinkFigures {
+/// Pools phases (one per trial or seed) into issue 11's figures. The protected
+/// phase gives its critical-latency target (`protect_target_ms`): time to protect
+/// after each drop is judged against it.
+pub fn link_figures(phases: &[&PhaseTrace], link: &LinkFacts, protect_target_ms: Option<f64>) -> LinkFigures {
     let (drop_at, end) = (link.drop_at_ns, link.duration_ns);
-    let settled = drop_at + PROTECTED_FOR_NS;
+    let settled = drop_at + duration_ns(SETTLE);
     let (mut excess, mut frame_delays, mut after_drops) = (Vec::new(), Vec::new(), Vec::new());
     let (mut video_wire, mut offered, mut skipped, mut video_offered) = (0u64, 0.0f64, 0u32, 0u32);
     let bins = (drop_at / BIN_NS) as usize..(end.div_ceil(BIN_NS)) as usize;
@@ -430,8 +435,8 @@ pub fn link_figures(phases: &[&PhaseTrace], link: &LinkFacts, protected: bool) -
         offered += capacity - sum(&trace.other_bytes) as f64;
         skipped += trace.video_skipped;
         video_offered += trace.video_offered;
-        if protected {
-            after_drops.extend(link.drops_ns.iter().map(|&d| time_to_protect(trace, d, end)));
+        if let Some(target) = protect_target_ms {
+            after_drops.extend(link.drops_ns.iter().map(|&d| time_to_protect(trace, d, end, target)));
         }
     }
     let excess_summary = Summary::of(&excess);
@@ -517,10 +522,13 @@ mod tests {
             trace.critical.push(message(i * 10_000_000, latency, 0.0));
         }
         // Drop at 1 s; slow until 1.5 s, one slow message at 1.7 s: protected from 1.71 s.
-        assert!((time_to_protect(&trace, 1_000_000_000, 3_000_000_000) - 710.0).abs() < 1e-9);
+        assert!((time_to_protect(&trace, 1_000_000_000, 3_000_000_000, 2.0) - 710.0).abs() < 1e-9);
         // A floor of 49 ms (1 ms of excess) makes the slow ones fast: protected at once.
         trace.critical.iter_mut().for_each(|m| m.floor_ns = 49_000_000.min(m.latency_ns.unwrap()));
-        assert_eq!(time_to_protect(&trace, 1_000_000_000, 3_000_000_000), 0.0);
+        assert_eq!(time_to_protect(&trace, 1_000_000_000, 3_000_000_000, 2.0), 0.0);
+        // Judged against the run's own target: 60 ms makes every message fast.
+        trace.critical.iter_mut().for_each(|m| m.floor_ns = 0);
+        assert_eq!(time_to_protect(&trace, 1_000_000_000, 3_000_000_000, 60.0), 0.0);
     }
 
     #[test]
@@ -543,7 +551,7 @@ mod tests {
             ..PhaseTrace::default()
         };
         trace.critical[150].latency_ns = None;
-        let f = link_figures(&[&trace], &facts, true);
+        let f = link_figures(&[&trace], &facts, Some(2.0));
         assert_eq!(f.critical_excess_ms.max, 100.0);
         assert!((f.critical_excess_ms.mean - (5050.0 - 51.0) / 99.0).abs() < 1e-9, "{:?}", f.critical_excess_ms);
         assert_eq!(f.critical_over_10ms_pct, 100.0 * 89.0 / 99.0, "11..=100 ms, less the lost 51 ms one");
@@ -552,7 +560,7 @@ mod tests {
         assert_eq!(f.video_skipped_pct, 10.0);
         assert!(f.time_to_protect_after_drops_ms.is_empty(), "a constant link has no drop");
         let unlimited = LinkFacts::of(&LinkConfig::default(), &Timeline::default(), 2_000_000_000);
-        assert_eq!(link_figures(&[&trace], &unlimited, false).bulk_utilization, None);
+        assert_eq!(link_figures(&[&trace], &unlimited, None).bulk_utilization, None);
     }
 
     #[test]

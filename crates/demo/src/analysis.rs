@@ -248,8 +248,10 @@ fn with_link_figures(mut summary: PhaseSummary, trials: &[PhaseData], protected:
     let links: Option<Vec<&LinkData>> = trials.iter().map(|d| d.link.as_ref()).collect();
     let Some(facts) = links.as_ref().and_then(|l| l.first()).map(|l| &l.facts) else { return summary };
     let traces: Vec<&PhaseTrace> = links.iter().flatten().map(|l| &l.trace).collect();
-    summary.link = Some(link_figures(&traces, facts, protected));
-    summary.time_to_protect_ms = if protected { time_to_protect_first_drop(&traces, facts) } else { None };
+    // The run's own critical-latency target (review S4), as the seed's figures use it.
+    let target = protected.then(|| trials[0].target_p99_ms);
+    summary.link = Some(link_figures(&traces, facts, target));
+    summary.time_to_protect_ms = target.and_then(|t| time_to_protect_first_drop(&traces, facts, t));
     summary
 }
 

@@ -93,7 +93,7 @@ impl Scenario {
     pub const DEFAULT_DURATION: Duration = Duration::from_secs(20);
     /// The time the shaper is given to adapt after the drop: the seed's figures are
     /// measured from one second after it (`analysis`).
-    pub const SETTLE: Duration = Duration::from_secs(1);
+    pub const SETTLE: Duration = bauxite_core::figures::SETTLE;
     /// The least measured time after [`Scenario::SETTLE`]: two seconds, so that the
     /// time-to-protect figure (a whole fast second) has room.
     pub const MIN_MEASURED: Duration = Duration::from_secs(2);

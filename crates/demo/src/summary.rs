@@ -344,4 +344,28 @@ mod tests {
         let md = summary.markdown(&scenario);
         assert!(md.contains("| Critical latency, p99 | 300.00 ms | 0.50 ms |"), "{md}");
     }
+
+    /// A `--link` run's `link` is `sim robot`'s shape, and reads back as itself.
+    #[test]
+    fn an_emulated_links_summary_names_its_spec_and_reads_back() {
+        use bauxite_core::BitRate;
+        use bauxite_core::link::{LinkConfig, LinkRate, Timeline};
+        let link = crate::EmulatedLink {
+            spec: "rate=50mbit,timeline=examples/step-drop.yaml".into(),
+            config: LinkConfig { rate: LinkRate::Constant(BitRate::from_bps(50_000_000)), ..LinkConfig::default() },
+        };
+        let timeline = Timeline::of_rates(&[(std::time::Duration::from_secs(5), BitRate::from_bps(1_500_000))]);
+        let scenario = Scenario::emulated(link, timeline, std::time::Duration::from_secs(10)).unwrap();
+        let summary =
+            DemoSummary::new(&scenario, "auto".into(), &[phase(300.0)], &[phase(0.5)], Vec::new(), Vec::new());
+        let json = serde_json::to_value(&summary).unwrap();
+        assert_eq!(json["link"]["spec"], "rate=50mbit,timeline=examples/step-drop.yaml");
+        assert_eq!(
+            (json["link"]["drop_at_s"].clone(), json["link"]["drops_s"].clone()),
+            (5.0.into(), serde_json::json!([5.0]))
+        );
+        assert!((json["link"]["mean_capacity_mbps"].as_f64().unwrap() - 25.75).abs() < 1e-9, "{}", json["link"]);
+        assert_eq!(serde_json::from_value::<DemoSummary>(json).unwrap(), summary);
+        assert!(summary.markdown(&scenario).contains("link `rate=50mbit,timeline=examples/step-drop.yaml` (emulated)"));
+    }
 }

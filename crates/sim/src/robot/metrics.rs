@@ -11,12 +11,12 @@ pub use bauxite_core::figures::{
 };
 pub use bauxite_core::stats::{LatencyMs, UpdateDelayMs};
 
+use bauxite_core::figures::SETTLE;
+
 use super::PhaseTrace;
 
 const NS: f64 = 1e9;
 const MS: f64 = 1e6;
-/// Latency figures start this long after the drop (the time given to adapt).
-const SETTLE_NS: u64 = 1_000_000_000;
 
 /// Update delays (ms) of the base's control loop, ticking at `hz` from 0, for
 /// ticks in `[from_ns, to_ns)`: each tick consumes the newest correction if it is new.
@@ -52,10 +52,16 @@ fn update_delays(trace: &PhaseTrace, hz: f64, from_ns: u64, to_ns: u64) -> Vec<f
     delays
 }
 
-/// Pools phases (one per seed) into the figures; `protected` adds time to protect.
-pub fn summarize(phases: &[&PhaseTrace], link: &LinkFacts, control_loop_hz: f64, protected: bool) -> PhaseSummary {
+/// Pools phases (one per seed) into the figures; the protected phase gives its
+/// critical-latency target (`protect_target_ms`), which time to protect is judged against.
+pub fn summarize(
+    phases: &[&PhaseTrace],
+    link: &LinkFacts,
+    control_loop_hz: f64,
+    protect_target_ms: Option<f64>,
+) -> PhaseSummary {
     let (drop_at, end) = (link.drop_at_ns, link.duration_ns);
-    let settled = drop_at + SETTLE_NS;
+    let settled = drop_at + SETTLE.as_nanos() as u64;
     let (mut latencies, mut from_drop, mut delays) = (Vec::new(), Vec::new(), Vec::new());
     let (mut sent, mut lost, mut frame_bytes, mut frames, mut dropped) = (0usize, 0usize, 0u64, 0usize, 0u64);
     for trace in phases {
@@ -92,8 +98,8 @@ pub fn summarize(phases: &[&PhaseTrace], link: &LinkFacts, control_loop_hz: f64,
         bulk_throughput_mbps: frame_bytes as f64 * 8.0 / seconds / 1e6,
         bulk_dropped_packets: dropped,
         video_fps: frames as f64 / seconds,
-        time_to_protect_ms: if protected { time_to_protect_first_drop(phases, link) } else { None },
-        link: Some(link_figures(phases, link, protected)),
+        time_to_protect_ms: protect_target_ms.and_then(|target| time_to_protect_first_drop(phases, link, target)),
+        link: Some(link_figures(phases, link, protect_target_ms)),
     }
 }
 

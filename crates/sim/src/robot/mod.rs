@@ -127,6 +127,7 @@ pub fn simulate(base: &RobotConfig, seeds: u32, link_text: &str) -> RobotOutcome
     let duration_ns = u64::try_from(base.duration.as_nanos()).unwrap_or(u64::MAX);
     let link = metrics::LinkFacts::of(&base.link, &base.timeline, duration_ns);
     let hz = base.workload.control_loop_hz;
+    let target = Some(base.profile.targets.critical_latency_p99.as_secs_f64() * 1e3);
     let standard: Vec<&PhaseTrace> = runs.iter().map(|r| &r.standard).collect();
     let protected: Vec<&PhaseTrace> = runs.iter().map(|r| &r.protected).collect();
     let mut entries = Vec::new();
@@ -134,12 +135,12 @@ pub fn simulate(base: &RobotConfig, seeds: u32, link_text: &str) -> RobotOutcome
         entries.push(metrics::RunEntry {
             seed: r.seed,
             phase: 1,
-            summary: metrics::summarize(&[&r.standard], &link, hz, false),
+            summary: metrics::summarize(&[&r.standard], &link, hz, None),
         });
         entries.push(metrics::RunEntry {
             seed: r.seed,
             phase: 2,
-            summary: metrics::summarize(&[&r.protected], &link, hz, true),
+            summary: metrics::summarize(&[&r.protected], &link, hz, target),
         });
     }
     let summary = RobotSummary {
@@ -150,8 +151,8 @@ pub fn simulate(base: &RobotConfig, seeds: u32, link_text: &str) -> RobotOutcome
         duration_s: base.duration.as_secs_f64(),
         tcp_model: TCP_MODEL.to_string(),
         phases: metrics::Phases {
-            standard: metrics::summarize(&standard, &link, hz, false),
-            protected: metrics::summarize(&protected, &link, hz, true),
+            standard: metrics::summarize(&standard, &link, hz, None),
+            protected: metrics::summarize(&protected, &link, hz, target),
         },
         runs: entries,
     };
