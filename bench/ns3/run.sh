@@ -3,10 +3,13 @@
 # seed's 10 comparison scenarios (5 schedulers x DSCP off/on), in one run, so the
 # ratio holds on whatever machine and load this runs on (CPU time, not wall).
 #   apt-get install libns3-dev g++ pkg-config      # ns-3.37 on Debian 12
-#   bench/ns3/run.sh [path/to/bauxite]              # default target/release/bauxite
+#   bench/ns3/run.sh [BAUXITE [BASELINE]]           # default target/release/bauxite
+# BASELINE, another bauxite build (one that prints CPU-s), is timed in the same run.
+# Each bauxite study runs 3 times; the median CPU-s counts.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bauxite=${1:-$here/../../target/release/bauxite}
+baseline=${2:-}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # pkg-config's ns3 files name libgsl.so, which only libgsl-dev installs; the
@@ -25,8 +28,16 @@ for s in fifo pfifo-fast prio fq-pie fq-codel; do
     done
 done
 ns3_s=$(python3 -c "print($ns3_ticks / $ticks)")
-line=$("$bauxite" sim study --family compare --schedulers fifo,pfifo-fast,prio,fq-pie,fq-codel --jobs 1 \
-    --out "$work/bauxite" 2>/dev/null | grep '^simulated')
-echo "$line"
-bx_s=$(echo "$line" | sed -E 's/.*\(([0-9.]+) CPU-s\).*/\1/')
+study_cpu() { # median CPU-s of 3 runs of the comparison study by bauxite binary $1
+    for _ in 1 2 3; do
+        "$1" sim study --family compare --schedulers fifo,pfifo-fast,prio,fq-pie,fq-codel --jobs 1 \
+            --out "$work/bauxite" 2>/dev/null | grep '^simulated' | sed -E 's/.*\(([0-9.]+) CPU-s\).*/\1/'
+        rm -rf "$work/bauxite"
+    done | sort -n | sed -n 2p
+}
+bx_s=$(study_cpu "$bauxite")
 python3 -c "print(f'ns-3.37: {$ns3_s:.2f} CPU-s, bauxite: {$bx_s:.3f} CPU-s, ratio {$ns3_s / $bx_s:.0f}x')"
+if [ -n "$baseline" ]; then
+    base_s=$(study_cpu "$baseline")
+    python3 -c "print(f'baseline bauxite: {$base_s:.3f} CPU-s, ratio to ns-3 {$ns3_s / $base_s:.0f}x; speed-up {$base_s / $bx_s:.2f}x')"
+fi
