@@ -92,6 +92,37 @@ pub struct LatencyReport {
     pub bridge_rss_mib: f64,
     /// Its peak resident memory, MiB.
     pub bridge_peak_rss_mib: f64,
+    /// Where the bridged samples' time went, from the bridge's own stage log.
+    pub stages: Option<Stages>,
+}
+
+/// Median and 99th percentile of one stage, ms (a stage that ends in another thread than it
+/// starts, such as `wire`, can be slightly negative: the subscriber may take a sample before
+/// the writer thread notes that its write call returned).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct StageTime {
+    /// Median.
+    pub p50_ms: f64,
+    /// 99th percentile.
+    pub p99_ms: f64,
+}
+
+/// The bridged path split at the bridge's own timestamps, all on `CLOCK_MONOTONIC`:
+/// publish → the bridge's reader has the sample (`receive`: the publisher's write, loopback,
+/// RustDDS's reception and the reader's wake-up) → the writer thread takes it from the
+/// queue (`queue`) → RustDDS's write returns (`write`) → the subscriber has it (`wire`).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Stages {
+    /// Samples with every stamp.
+    pub samples: usize,
+    /// Publish to the bridge's reader.
+    pub receive: StageTime,
+    /// Reader to writer thread.
+    pub queue: StageTime,
+    /// The write call.
+    pub write: StageTime,
+    /// Write returned to the subscriber's reception.
+    pub wire: StageTime,
 }
 
 /// One size's capacity: the fastest paced rate forwarded with under 1 % loss.
@@ -147,6 +178,22 @@ impl BenchReport {
             "\nAdded by the bridge: p50 {:.3} ms, p99 {:.3} ms. Bridge process: CPU {:.1} % of one core, RSS {:.1} MiB (peak {:.1} MiB).\n",
             l.added_p50_ms, l.added_p99_ms, l.bridge_cpu_pct, l.bridge_rss_mib, l.bridge_peak_rss_mib
         );
+        if let Some(st) = &l.stages {
+            let _ = writeln!(
+                s,
+                "Through the bridge, by stage ({} samples):\n\n| stage | p50 (ms) | p99 (ms) |\n|---|---:|---:|",
+                st.samples
+            );
+            for (name, t) in [
+                ("receive (publish → bridge reader)", st.receive),
+                ("queue (reader → writer thread)", st.queue),
+                ("write (RustDDS write call)", st.write),
+                ("wire (write returned → subscriber)", st.wire),
+            ] {
+                let _ = writeln!(s, "| {name} | {:.3} | {:.3} |", t.p50_ms, t.p99_ms);
+            }
+            s.push('\n');
+        }
         let _ = writeln!(
             s,
             "## Forwarding capacity ({} cores; paced steps of doubling rate, the fastest with under 1 % loss)\n\n| size | through the bridge (samples/s) | Mbit/s | bridge CPU | direct, no bridge (samples/s) |\n|---:|---:|---:|---:|---:|",
@@ -207,9 +254,14 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, BridgeError> {
     crate::config::load(&config_path)?;
 
     let log = std::fs::File::create(options.out.join("bridge.log")).map_err(io("creating bridge.log"))?;
+    let stage_log = options.out.join("stages.log");
+    if stage_log.exists() {
+        std::fs::remove_file(&stage_log).map_err(io("removing the previous stages.log"))?;
+    }
     let child = Command::new(&options.exe)
         .args(["bridge", "--config"])
         .arg(&config_path)
+        .env(crate::forward::STAGE_LOG_ENV, &stage_log)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(log)
@@ -223,7 +275,7 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, BridgeError> {
     let publisher = dds::participant(&dds_config)?;
     let subscriber = dds::participant(&dds_config)?;
 
-    let latency = latency_run(options, &publisher, &subscriber, clock, pid)?;
+    let (mut latency, bridged) = latency_run(options, &publisher, &subscriber, clock, pid)?;
     let mut capacity = Vec::new();
     for &size in &options.sizes {
         capacity.push(capacity_run(options, &publisher, &subscriber, clock, pid, size)?);
@@ -231,7 +283,9 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, BridgeError> {
     if let Ok(Some(status)) = bridge.try_wait() {
         return Err(BridgeError::Bench(format!("the bridge exited during the benchmark ({status}); see bridge.log")));
     }
+    // The bridge writes its stage log as it stops.
     drop(bridge);
+    latency.stages = Some(stages(&stage_log, "/bench/scan", &bridged, clock)?);
     let report = BenchReport {
         latency,
         capacity,
@@ -282,7 +336,9 @@ fn bench_reader(p: &DomainParticipant, name: &str) -> Result<RawReader, BridgeEr
 }
 
 /// (sequence, latency) of every sample a receiver got.
-type Arrivals = Arc<Mutex<Vec<(u64, Nanos)>>>;
+/// (seq, latency, arrival time on the bench's clock) of a sample taken.
+type Arrival = (u64, Nanos, Nanos);
+type Arrivals = Arc<Mutex<Vec<Arrival>>>;
 
 /// A thread taking samples and noting their sequence number and latency.
 struct Receiver {
@@ -309,7 +365,7 @@ impl Receiver {
                         && let Ok(h) = bench::Repr::parse_bytes(&s.value().payload)
                     {
                         let latency = now.saturating_sub(h.sent_ns);
-                        sink.lock().unwrap_or_else(|e| e.into_inner()).push((h.seq, latency));
+                        sink.lock().unwrap_or_else(|e| e.into_inner()).push((h.seq, latency, now));
                     }
                 }
             })
@@ -317,7 +373,7 @@ impl Receiver {
         Self { arrivals, stop: Some(tx), thread: Some(thread) }
     }
 
-    fn take(&self) -> Vec<(u64, Nanos)> {
+    fn take(&self) -> Vec<Arrival> {
         std::mem::take(&mut *self.arrivals.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
@@ -364,8 +420,8 @@ fn warm_up(writer: &RawWriter, receivers: &[&Receiver], size: usize, clock: Cloc
     Ok(())
 }
 
-fn latency_of(arrivals: &[(u64, Nanos)], published: usize) -> Latency {
-    let mut ms: Vec<f64> = arrivals.iter().map(|&(_, l)| l as f64 / 1e6).collect();
+fn latency_of(arrivals: &[Arrival], published: usize) -> Latency {
+    let mut ms: Vec<f64> = arrivals.iter().map(|&(_, l, _)| l as f64 / 1e6).collect();
     ms.sort_by(f64::total_cmp);
     let at = |q: f64| percentile(&ms, q).unwrap_or(f64::NAN);
     Latency {
@@ -383,7 +439,7 @@ fn latency_run(
     subscriber: &DomainParticipant,
     clock: Clock,
     pid: u32,
-) -> Result<LatencyReport, BridgeError> {
+) -> Result<(LatencyReport, Vec<Arrival>), BridgeError> {
     let writer = bench_writer(publisher, "rt/bench/scan", 64)?;
     let direct = Receiver::start(bench_reader(subscriber, "rt/bench/scan")?, clock);
     let bridged = Receiver::start(bench_reader(subscriber, "rt/bench/scan/critical")?, clock);
@@ -403,13 +459,13 @@ fn latency_run(
     let after = proc_usage(pid).ok_or_else(|| BridgeError::Bench("the bridge process is gone from /proc".into()))?;
     std::thread::sleep(Duration::from_millis(500));
     let (d, b) = (direct.take(), bridged.take());
-    let direct_by_seq: std::collections::HashMap<u64, Nanos> = d.iter().copied().collect();
+    let direct_by_seq: std::collections::HashMap<u64, Nanos> = d.iter().map(|&(seq, l, _)| (seq, l)).collect();
     let mut added: Vec<f64> =
-        b.iter().filter_map(|(seq, l)| direct_by_seq.get(seq).map(|dl| (*l as f64 - *dl as f64) / 1e6)).collect();
+        b.iter().filter_map(|(seq, l, _)| direct_by_seq.get(seq).map(|dl| (*l as f64 - *dl as f64) / 1e6)).collect();
     added.sort_by(f64::total_cmp);
     let at = |v: &[f64], q: f64| percentile(v, q).unwrap_or(f64::NAN);
     let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
-    Ok(LatencyReport {
+    let report = LatencyReport {
         rate_hz,
         size_bytes: SCAN_BYTES,
         seconds: wall.as_secs_f64(),
@@ -420,6 +476,65 @@ fn latency_run(
         bridge_cpu_pct: 100.0 * (after.0.saturating_sub(before.0)).as_secs_f64() / wall.as_secs_f64(),
         bridge_rss_mib: mib(after.1),
         bridge_peak_rss_mib: mib(after.2),
+        stages: None,
+    };
+    Ok((report, b))
+}
+
+/// Splits each bridged sample's path at the stamps the bridge wrote to `path` for `topic`
+/// (see [`crate::forward::STAGE_LOG_ENV`]); `bridged` holds (seq, latency, arrival) on `clock`.
+fn stages(
+    path: &std::path::Path,
+    topic: &str,
+    bridged: &[(u64, Nanos, Nanos)],
+    clock: Clock,
+) -> Result<Stages, BridgeError> {
+    let text = std::fs::read_to_string(path).map_err(io("reading the bridge's stages.log"))?;
+    let mut stamps = std::collections::HashMap::new();
+    for (n, line) in text.lines().enumerate() {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let numbers: Option<Vec<u64>> = fields.get(1..).and_then(|f| f.iter().map(|x| x.parse().ok()).collect());
+        match (fields.first(), numbers.as_deref()) {
+            (Some(&t), Some(&[seq, received, dequeued, written])) => {
+                if t == topic {
+                    stamps.insert(seq, [received, dequeued, written]);
+                }
+            }
+            _ => {
+                return Err(BridgeError::Bench(format!(
+                    "{}:{}: not `topic seq received dequeued written`",
+                    path.display(),
+                    n + 1
+                )));
+            }
+        }
+    }
+    let ms = |from: u64, to: u64| (to as f64 - from as f64) / 1e6;
+    let mut columns: [Vec<f64>; 4] = Default::default();
+    for &(seq, latency, arrived) in bridged {
+        let Some(&[received, dequeued, written]) = stamps.get(&seq) else { continue };
+        let sent = clock.monotonic_ns(arrived.saturating_sub(latency));
+        let arrived = clock.monotonic_ns(arrived);
+        for (column, value) in columns.iter_mut().zip([
+            ms(sent, received),
+            ms(received, dequeued),
+            ms(dequeued, written),
+            ms(written, arrived),
+        ]) {
+            column.push(value);
+        }
+    }
+    let time = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        StageTime { p50_ms: percentile(v, 0.5).unwrap_or(f64::NAN), p99_ms: percentile(v, 0.99).unwrap_or(f64::NAN) }
+    };
+    let [mut receive, mut queue, mut write, mut wire] = columns;
+    Ok(Stages {
+        samples: receive.len(),
+        receive: time(&mut receive),
+        queue: time(&mut queue),
+        write: time(&mut write),
+        wire: time(&mut wire),
     })
 }
 
@@ -481,7 +596,8 @@ fn sweep(
         let after = bridge_pid.and_then(proc_usage);
         // Let what is in flight arrive before counting.
         std::thread::sleep(Duration::from_millis(500));
-        let arrived = receiver.take().iter().filter(|(seq, _)| (first..first + written).contains(seq)).count() as f64;
+        let arrived =
+            receiver.take().iter().filter(|(seq, _, _)| (first..first + written).contains(seq)).count() as f64;
         let loss_pct = if written == 0 { 100.0 } else { 100.0 * (1.0 - arrived / written as f64).max(0.0) };
         let offered_per_s = written as f64 / secs;
         steps.push(Step {
@@ -542,4 +658,40 @@ fn capacity_run(
         through,
         direct: straight,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stages_split_each_sample_at_the_bridges_stamps() {
+        let dir = std::env::temp_dir().join(format!("bauxite-stages-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let path = dir.join("stages.log");
+        let clock = Clock::new();
+        let at = |t: Nanos| clock.monotonic_ns(t);
+        // Sample 1: sent at 1 000 000, received +300 µs, dequeued +30 µs, written +10 µs, at
+        // the subscriber +80 µs. Sample 2 is another topic's; sample 3 never arrived.
+        std::fs::write(
+            &path,
+            format!(
+                "/bench/scan 1 {} {} {}\n/bench/cap 1 0 0 0\n/bench/scan 3 1 2 3\n",
+                at(1_300_000),
+                at(1_330_000),
+                at(1_340_000)
+            ),
+        )
+        .expect("write");
+        let bridged = [(1, 420_000, 1_420_000)];
+        let st = stages(&path, "/bench/scan", &bridged, clock).expect("parsed");
+        assert_eq!(st.samples, 1);
+        let close = |x: f64, y: f64| (x - y).abs() < 1e-9;
+        assert!(close(st.receive.p50_ms, 0.3) && close(st.queue.p50_ms, 0.03), "{st:?}");
+        assert!(close(st.write.p99_ms, 0.01) && close(st.wire.p50_ms, 0.08), "{st:?}");
+        std::fs::write(&path, "/bench/scan 1 2\n").expect("write");
+        let e = stages(&path, "/bench/scan", &bridged, clock).expect_err("a short line").to_string();
+        assert!(e.contains("stages.log:1:"), "{e}");
+        std::fs::remove_dir_all(&dir).expect("remove");
+    }
 }

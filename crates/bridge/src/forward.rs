@@ -110,6 +110,49 @@ pub struct TopicShared {
     /// The noncritical rate in mHz; 0 means suspended.
     noncritical_mhz: AtomicU64,
     stop: AtomicBool,
+    /// Where each critical sample's stage times go, for `bridge bench` ([`STAGE_LOG_ENV`]).
+    stage_log: Option<StageLog>,
+}
+
+/// Set to a file path, the bridge notes when each critical sample that carries a benchmark
+/// header ([`bauxite_core::wire::bench`]) was received, dequeued by the writer thread and
+/// written, and appends them to that file when it stops: one line per sample,
+/// `topic seq received dequeued written` in `CLOCK_MONOTONIC` nanoseconds. `bridge bench`
+/// sets it to break the added latency down by stage; nothing else should.
+pub const STAGE_LOG_ENV: &str = "BAUXITE_BRIDGE_STAGE_LOG";
+
+/// The stage times of one topic's critical samples, kept in memory until the bridge stops.
+#[derive(Debug)]
+struct StageLog {
+    path: std::path::PathBuf,
+    /// (seq, received, dequeued, written), monotonic ns.
+    stamps: Mutex<Vec<[u64; 4]>>,
+}
+
+impl StageLog {
+    fn from_env() -> Option<Self> {
+        let path = std::env::var_os(STAGE_LOG_ENV)?;
+        Some(Self { path: path.into(), stamps: Mutex::default() })
+    }
+
+    fn record(&self, payload: &[u8], received: Nanos, dequeued: Nanos, clock: Clock) {
+        if let Ok(h) = bauxite_core::wire::bench::Repr::parse_bytes(payload) {
+            let stamp =
+                [h.seq, clock.monotonic_ns(received), clock.monotonic_ns(dequeued), clock.monotonic_ns(clock.now())];
+            self.stamps.lock().unwrap_or_else(|e| e.into_inner()).push(stamp);
+        }
+    }
+
+    /// Appends this topic's lines to the file (topics append one after another as they stop).
+    fn write(&self, topic: &str) -> std::io::Result<()> {
+        use std::io::Write as _;
+        let stamps = self.stamps.lock().unwrap_or_else(|e| e.into_inner());
+        let mut text = String::with_capacity(stamps.len() * 64);
+        for [seq, received, dequeued, written] in stamps.iter() {
+            text.push_str(&format!("{topic} {seq} {received} {dequeued} {written}\n"));
+        }
+        std::fs::OpenOptions::new().create(true).append(true).open(&self.path)?.write_all(text.as_bytes())
+    }
 }
 
 impl TopicShared {
@@ -125,6 +168,7 @@ impl TopicShared {
             critical_on: AtomicBool::new(true),
             noncritical_mhz: AtomicU64::new((policy.noncritical_hz * 1e3).round() as u64),
             stop: AtomicBool::new(false),
+            stage_log: StageLog::from_env(),
         }
     }
 
@@ -301,6 +345,11 @@ impl Forwarder {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+        if let Some(log) = &self.shared.stage_log
+            && let Err(e) = log.write(&self.shared.name)
+        {
+            tracing::warn!(topic = %self.shared.name, "writing {}: {e}", log.path.display());
+        }
     }
 }
 
@@ -391,12 +440,18 @@ fn critical_loop(writer: RawWriter, shared: &TopicShared, topic: &str, clock: Cl
     while !shared.stop.load(Ordering::Relaxed) {
         update_matched(&writer, stats, topic, &mut last_check, clock.now());
         let Some(queued) = shared.critical_queue.pop(IDLE_POLL) else { continue };
+        let dequeued = clock.now();
         stats.in_flight_since.store(queued.received.max(1), Ordering::Relaxed);
         let Sample { mut raw, source_timestamp } = queued.item;
+        // The payload is reference-counted: keeping a handle for the stage log copies nothing.
+        let payload = shared.stage_log.as_ref().map(|_| raw.payload.clone());
         loop {
             match raw::write(&writer, raw, source_timestamp) {
                 Ok(()) => {
                     stats.record_written(clock.now().saturating_sub(queued.received));
+                    if let (Some(log), Some(payload)) = (&shared.stage_log, &payload) {
+                        log.record(payload, queued.received, dequeued, clock);
+                    }
                     break;
                 }
                 Err(WriteError::WouldBlock { data }) => {
@@ -448,5 +503,34 @@ fn noncritical_loop(writer: RawWriter, shared: &TopicShared, topic: &str, max_ag
             }
         }
         stats.in_flight_since.store(0, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod stage_log_tests {
+    use super::*;
+
+    #[test]
+    fn the_stage_log_notes_benchmark_samples_and_appends_one_line_each() {
+        let path = std::env::temp_dir().join(format!("bauxite-stage-log-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let log = StageLog { path: path.clone(), stamps: Mutex::default() };
+        let clock = Clock::new();
+        let before = bauxite_sys::monotonic_ns();
+        log.record(&bauxite_core::wire::bench::Repr { seq: 7, sent_ns: 1 }.to_vec(64), 10, 20, clock);
+        // Not a benchmark sample (too short for the header): not noted.
+        log.record(&[0u8; 3], 30, 40, clock);
+        let after = bauxite_sys::monotonic_ns();
+        log.write("/a").expect("write");
+        log.write("/b").expect("append");
+        let text = std::fs::read_to_string(&path).expect("read");
+        std::fs::remove_file(&path).expect("remove");
+        let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split(' ').collect()).collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert_eq!((lines[0][0], lines[0][1], lines[1][0]), ("/a", "7", "/b"));
+        let n = |i: usize| lines[0][i].parse::<u64>().expect("a number");
+        assert_eq!((n(2), n(3)), (clock.monotonic_ns(10), clock.monotonic_ns(20)));
+        // Written is stamped when noted, on the host's monotonic clock.
+        assert!((before..=after).contains(&n(4)), "{before} <= {} <= {after}", n(4));
     }
 }

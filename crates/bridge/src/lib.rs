@@ -44,7 +44,7 @@ pub mod runtime;
 pub mod supervisor;
 pub mod telemetry;
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use config::{BridgeConfig, load, parse};
 pub use probe::{ProbeResponder, ResponderOptions};
@@ -54,10 +54,12 @@ pub use runtime::{Bridge, Status, run};
 pub type Nanos = u64;
 
 /// The bridge's clock: monotonic nanoseconds since start, and their wall-clock time for
-/// recordings and diagnostics.
+/// recordings and diagnostics. It reads `CLOCK_MONOTONIC` ([`bauxite_sys::monotonic_ns`]),
+/// one clock for every process of a host, so [`Clock::monotonic_ns`] compares across
+/// processes: the benchmark lines up the bridge's stage times with its own.
 #[derive(Debug, Clone, Copy)]
 pub struct Clock {
-    start: Instant,
+    start_monotonic_ns: u64,
     unix_start_ns: u64,
 }
 
@@ -65,12 +67,17 @@ impl Clock {
     /// A clock starting now.
     pub fn new() -> Self {
         let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
-        Self { start: Instant::now(), unix_start_ns: unix }
+        Self { start_monotonic_ns: bauxite_sys::monotonic_ns(), unix_start_ns: unix }
     }
 
     /// Nanoseconds since the clock started; never 0 (0 means "no time" in shared counters).
     pub fn now(&self) -> Nanos {
-        (self.start.elapsed().as_nanos() as Nanos).max(1)
+        bauxite_sys::monotonic_ns().saturating_sub(self.start_monotonic_ns).max(1)
+    }
+
+    /// `CLOCK_MONOTONIC` time of `t`.
+    pub fn monotonic_ns(&self, t: Nanos) -> u64 {
+        self.start_monotonic_ns + t
     }
 
     /// The wall-clock time (ns since the UNIX epoch) of `t`.
