@@ -30,8 +30,8 @@ use crate::NetlabError;
 use crate::packet_socket::{PacketSocket, VNET_HDR_LEN, become_a_link, wait_readable};
 
 const ETH_HDR_LEN: usize = 14;
-/// mm-link counts a packet with its 4-byte TUN header.
-const TUN_HDR_LEN: u32 = 4;
+/// mm-link counts a packet with its 4-byte TUN header (so does the raw-IP testbed).
+pub(crate) const TUN_HDR_LEN: u32 = 4;
 /// The longest the loop sleeps, so that a stop request is seen promptly.
 const MAX_SLEEP_NS: u64 = 20_000_000;
 /// Large enough for any frame a veth hands over with GSO off (and a 64 KB one with it on).

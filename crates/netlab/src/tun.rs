@@ -6,16 +6,17 @@
 //!  robot [bxtun0 10.203.0.1, fd00:203::1] ~~ forwarder (one thread) ~~ [bxtun0 10.203.0.2, fd00:203::2] base
 //! ```
 //! Each namespace has a TUN device; a userspace forwarder holds both devices' file
-//! descriptors and carries every packet across, as the modem's link would, at a
-//! real-time priority (see `become_a_link`). It carries packets as fast as they come:
-//! the bottleneck is whatever shapes `bxtun0`'s egress on the robot (Bauxite's HTB in
-//! the tests). On the way it checks every uplink packet's checksums (IPv4 header,
-//! TCP, UDP over IPv4 and IPv6) and counts packets by DSCP, so a test can tell that a
-//! DSCP rewrite on a raw-IP device kept every checksum right.
+//! descriptors and carries every packet across at a real-time priority (see
+//! `become_a_link`). The uplink goes through `bauxite_core::link`'s model, as in the
+//! link emulator (a modem's rate and buffer, delay, loss; a packet counts its IP
+//! length plus mm-link's 4-byte TUN header); the downlink is unlimited. On the way it
+//! checks every uplink packet's checksums (IPv4 header, TCP, UDP over IPv4 and IPv6)
+//! and counts packets by DSCP, so a test can tell that a DSCP rewrite on a raw-IP
+//! device kept every checksum right.
 
 #![allow(unsafe_code)] // TUNSETIFF on an ifreq: the kernel's TUN API has no safe wrapper in std or libc.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -25,9 +26,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 
-use bauxite_sys::{Netns, unique_name};
+use bauxite_core::link::{Admission, LinkConfig, LinkModel, Outcome};
+use bauxite_sys::{Netns, monotonic_ns, unique_name};
 
 use crate::NetlabError;
+use crate::emulator::TUN_HDR_LEN;
 use crate::packet_socket::{become_a_link, wait_readable};
 
 /// The TUN device's name in both namespaces.
@@ -61,6 +64,10 @@ pub struct UplinkReport {
     pub l4_checked: u64,
     /// Packets per DSCP value.
     pub by_dscp: BTreeMap<u8, u64>,
+    /// Packets the uplink's full buffer refused.
+    pub queue_full: u64,
+    /// Packets lost on the uplink after its bottleneck (the model's loss).
+    pub lost: u64,
 }
 
 /// The running forwarder: its stop flag and its thread.
@@ -80,8 +87,9 @@ pub struct TunTestbed {
 }
 
 impl TunTestbed {
-    /// Builds the two namespaces, their TUN devices and addresses, and starts the forwarder.
-    pub fn create() -> Result<Self, NetlabError> {
+    /// Builds the two namespaces, their TUN devices and addresses, and starts the
+    /// forwarder with `uplink` as the robot → base link.
+    pub fn create(uplink: LinkConfig) -> Result<Self, NetlabError> {
         let robot = Netns::create(&unique_name("tunrobot"))?;
         let base = Netns::create(&unique_name("tunbase"))?;
         let robot_tun = robot.run(|| open_tun(TUN_IFACE)).map_err(NetlabError::socket("creating the robot's TUN"))?;
@@ -96,7 +104,7 @@ impl TunTestbed {
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let stop = stop.clone();
-            std::thread::spawn(move || forward(&robot_tun, &base_tun, &stop))
+            std::thread::spawn(move || Forwarding::new(&uplink).run(&robot_tun, &base_tun, &stop))
         };
         Ok(Self { forwarder: Some(Forwarder { stop, thread }), robot, base })
     }
@@ -134,23 +142,72 @@ fn open_tun(name: &str) -> std::io::Result<File> {
     Ok(file)
 }
 
-/// Carries packets between the two devices until `stop`, checking the uplink's.
-fn forward(robot: &File, base: &File, stop: &AtomicBool) -> Result<UplinkReport, NetlabError> {
-    become_a_link();
-    let mut report = UplinkReport::default();
-    let mut buf = vec![0u8; 65_536];
-    let fds = [robot.as_raw_fd(), base.as_raw_fd()];
-    while !stop.load(Ordering::Relaxed) {
-        wait_readable(&fds, Some(POLL_NS)).map_err(NetlabError::socket("waiting for TUN packets"))?;
-        while let Some(n) = read_packet(robot, &mut buf)? {
-            inspect(&buf[..n], &mut report);
-            write_packet(base, &buf[..n])?;
-        }
-        while let Some(n) = read_packet(base, &mut buf)? {
-            write_packet(robot, &buf[..n])?;
+/// The forwarder's state: the uplink's model and the packets in it.
+struct Forwarding {
+    uplink: LinkModel,
+    in_link: HashMap<u64, Vec<u8>>,
+    next_token: u64,
+    outcomes: Vec<Outcome>,
+    report: UplinkReport,
+}
+
+impl Forwarding {
+    fn new(uplink: &LinkConfig) -> Self {
+        Self {
+            uplink: LinkModel::new(uplink, monotonic_ns()),
+            in_link: HashMap::new(),
+            next_token: 0,
+            outcomes: Vec::new(),
+            report: UplinkReport::default(),
         }
     }
-    Ok(report)
+
+    /// Carries packets between the two devices until `stop`: the uplink's through the
+    /// model (checked on the way in), the downlink's at once.
+    fn run(mut self, robot: &File, base: &File, stop: &AtomicBool) -> Result<UplinkReport, NetlabError> {
+        become_a_link();
+        let mut buf = vec![0u8; 65_536];
+        let fds = [robot.as_raw_fd(), base.as_raw_fd()];
+        while !stop.load(Ordering::Relaxed) {
+            let now = monotonic_ns();
+            let wait = self.uplink.next_event_ns().map_or(POLL_NS, |at| at.saturating_sub(now).min(POLL_NS));
+            wait_readable(&fds, Some(wait)).map_err(NetlabError::socket("waiting for TUN packets"))?;
+            while let Some(n) = read_packet(robot, &mut buf)? {
+                self.admit(&buf[..n]);
+            }
+            self.deliver_due(base)?;
+            while let Some(n) = read_packet(base, &mut buf)? {
+                write_packet(robot, &buf[..n])?;
+            }
+        }
+        Ok(self.report)
+    }
+
+    /// Checks one uplink packet and puts it into the link.
+    fn admit(&mut self, packet: &[u8]) {
+        inspect(packet, &mut self.report);
+        let token = self.next_token;
+        self.next_token += 1;
+        match self.uplink.enqueue(monotonic_ns(), token, packet.len() as u32 + TUN_HDR_LEN) {
+            Admission::Queued => {
+                self.in_link.insert(token, packet.to_vec());
+            }
+            Admission::QueueFull => self.report.queue_full += 1,
+        }
+    }
+
+    /// Writes to the base every packet the link has delivered by now.
+    fn deliver_due(&mut self, base: &File) -> Result<(), NetlabError> {
+        self.uplink.poll(monotonic_ns(), &mut self.outcomes);
+        for outcome in std::mem::take(&mut self.outcomes) {
+            let Some(packet) = self.in_link.remove(&outcome.token) else { continue };
+            match outcome.delivered_ns {
+                Some(_) => write_packet(base, &packet)?,
+                None => self.report.lost += 1,
+            }
+        }
+        Ok(())
+    }
 }
 
 fn read_packet(mut tun: &File, buf: &mut [u8]) -> Result<Option<usize>, NetlabError> {
