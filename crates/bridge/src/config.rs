@@ -648,11 +648,7 @@ struct TopicName(String);
 impl FromStr for TopicName {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let body = s.strip_prefix('/').unwrap_or(s);
-        if body.is_empty() || body.ends_with('/') || body.contains("//") || s.chars().any(char::is_whitespace) {
-            return Err(format!("`{s}` is not a topic name (like `/scan` or `/robot/scan`)"));
-        }
-        Ok(Self(s.to_string()))
+        bauxite_core::diagnostics::check_topic_name(s).map(|()| Self(s.to_string()))
     }
 }
 

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::classifier::{Classifier, Health};
 use crate::config::BridgeConfig;
-use crate::diagnostics::{DiagnosticStatus, DiagnosticsPublisher, KeyValue, level};
+use crate::diagnostics::{DiagnosticsPublisher, level};
 use crate::forward::{Forwarder, PathStats};
 use crate::metrics::BridgeMetrics;
 use crate::policy::decide;
@@ -22,6 +22,7 @@ use crate::probe::{Answer, Prober};
 use crate::supervisor::{Mode, ModeChange, Supervisor, Vitals};
 use crate::telemetry::{ClassifierReport, PathReport, Recording, SupervisorReport, TopicReport, percentiles};
 use crate::{BridgeError, Clock, Nanos};
+use bauxite_core::diagnostics::{DiagnosticStatus, KeyValue};
 
 /// What the bridge looks like now (for logs, tests and the benchmark).
 #[derive(Debug, Clone, Default)]
@@ -94,7 +95,7 @@ impl Bridge {
             None
         };
         let diagnostics = if config.diagnostics.enabled {
-            Some(DiagnosticsPublisher::start(&participants.noncritical, &config.diagnostics)?)
+            Some(DiagnosticsPublisher::start(&participants.noncritical, &config.diagnostics.topic)?)
         } else {
             None
         };

@@ -159,6 +159,43 @@ fn serve_shaper_metrics(
     Ok(bauxite_metrics::MetricsServer::start(addr, registry)?)
 }
 
+/// Publishes the shaper's state on `iface` as ROS 2 diagnostics every `settings.period`,
+/// from a thread of its own (so a hung control loop is still reported), until `stop`.
+fn publish_shaper_diagnostics(
+    iface: &str,
+    settings: bauxite_core::diagnostics::DiagnosticsSettings,
+    stop: Arc<AtomicBool>,
+) -> Result<()> {
+    use std::sync::atomic::Ordering;
+    let dds = bauxite_bridge::config::DdsConfig {
+        domain_id: settings.domain_id,
+        interfaces: Some(settings.interfaces.clone()),
+    };
+    let participant = bauxite_bridge::dds::participant(&dds).context("diagnostics")?;
+    let publisher = bauxite_bridge::diagnostics::DiagnosticsPublisher::start(&participant, &settings.topic)
+        .context("diagnostics")?;
+    let mut reader = bauxite_shaper::StatusReader::new(iface)?;
+    tracing::info!(topic = settings.topic, domain = settings.domain_id, "publishing ROS 2 diagnostics");
+    std::thread::Builder::new()
+        .name("diagnostics".into())
+        .spawn(move || {
+            let _participant = participant;
+            while !stop.load(Ordering::Relaxed) {
+                match reader.read() {
+                    Ok(snapshot) => {
+                        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+                        let unix_ns = now.map_or(0, |d| d.as_nanos() as u64);
+                        publisher.publish(unix_ns, bauxite_shaper::diagnostics::shaper_status(&snapshot));
+                    }
+                    Err(e) => tracing::debug!("diagnostics: reading the shaper's state: {e}"),
+                }
+                std::thread::sleep(settings.period);
+            }
+        })
+        .context("starting the diagnostics thread")?;
+    Ok(())
+}
+
 /// A flag set by SIGINT or SIGTERM, for commands that run until told to stop.
 fn stop_on_signals() -> Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
@@ -192,6 +229,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let mut registry = bauxite_metrics::Registry::default();
             let probe_rtt = metrics.map(|_| bauxite_shaper::metrics::probe_rtt_histogram(&mut registry, &iface));
             let _metrics = metrics.map(|addr| serve_shaper_metrics(&iface, addr, registry)).transpose()?;
+            if let Some(settings) = profile.diagnostics.clone() {
+                publish_shaper_diagnostics(&iface, settings, Arc::clone(&stop))?;
+            }
             let mut options = bauxite_shaper::UpOptions::new(iface, profile);
             options.gateway_iface = gateway_iface;
             options.attach = attach;

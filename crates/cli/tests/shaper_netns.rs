@@ -6,7 +6,7 @@
 //! what robots' kernels before 6.6 get (a filter that outlives its daemon).
 
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -730,4 +730,95 @@ fn a_raw_ip_uplink_keeps_critical_fast_over_ipv4_and_ipv6_with_right_checksums()
     let marked = |d: Dscp| uplink.by_dscp.get(&d.value()).copied().unwrap_or(0);
     assert!(marked(ef) >= 580, "critical rewritten to EF: {uplink:?}");
     assert!(marked(cs1) > 500, "bulk rewritten to CS1: {uplink:?}");
+}
+
+/// The Python of the ROS 2 venv `scripts/install-deps` makes (rclpy and
+/// diagnostic_msgs from PyPI): `BAUXITE_ROS2_VENV`, by default /opt/bauxite/ros2-venv.
+fn ros2_python() -> PathBuf {
+    let venv = std::env::var_os("BAUXITE_ROS2_VENV").unwrap_or_else(|| "/opt/bauxite/ros2-venv".into());
+    PathBuf::from(venv).join("bin/python")
+}
+
+/// Whether rclpy imports in that venv; panics under CI=true if not.
+fn ros2_or_skip(test: &str) -> bool {
+    let ok = Command::new(ros2_python())
+        .args(["-c", "import rclpy, diagnostic_msgs.msg"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok && std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{test} needs rclpy in {} (scripts/install-deps), and CI=true: not a skip", ros2_python().display());
+    }
+    if !ok {
+        eprintln!("skipping {test}: no rclpy in {}; run scripts/install-deps", ros2_python().display());
+    }
+    ok
+}
+
+/// `bauxite up` with a `diagnostics:` key, heard by a real ROS 2 node (rclpy over Fast
+/// DDS, in the robot's namespace, on loopback): OK with the lanes' counters while idle,
+/// WARN while a TCP flood congests the link. (ERROR, for a stalled lease or a failing
+/// link estimate, is checked on the status itself in `bauxite_shaper::diagnostics`.)
+#[test]
+fn shaper_diagnostics_reach_a_ros2_subscriber() {
+    if !root_or_skip("shaper_diagnostics_reach_a_ros2_subscriber")
+        || !ros2_or_skip("shaper_diagnostics_reach_a_ros2_subscriber")
+    {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tb = testbed(50_000_000);
+    let mut profile = Profile::robot();
+    profile.rate = RateSetting::Fixed(BitRate::from_bps(1_500_000));
+    profile.headroom = 1.0;
+    profile.diagnostics = Some(bauxite_core::diagnostics::DiagnosticsSettings {
+        period: Duration::from_millis(200),
+        domain_id: 71,
+        ..Default::default()
+    });
+    let config = write_config(&profile);
+    let _daemon = spawn_up(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap()]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ros2/diagnostics_sub.py");
+    let mut command = tb.robot.command(ros2_python().to_str().unwrap(), &[script.to_str().unwrap(), "--seconds", "60"]);
+    command.env("ROS_DOMAIN_ID", "71").env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
+    let mut child = command.stdout(std::process::Stdio::piped()).spawn().expect("start the rclpy subscriber");
+    let stdout = child.stdout.take().unwrap();
+    let _subscriber = ChildGuard::new(child, Duration::from_secs(2));
+    let (tx, statuses) = std::sync::mpsc::channel::<serde_json::Value>();
+    std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(std::io::BufReader::new(stdout)).map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str(&line) {
+                let _ = tx.send(v);
+            }
+        }
+    });
+    let name = format!("bauxite_shaper: {ROBOT_IFACE}");
+    let wait_for = |level: u64, within: Duration| -> serde_json::Value {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let status =
+                statuses.recv_timeout(left).unwrap_or_else(|_| panic!("no level {level} status in {within:?}"));
+            if status["name"] == name.as_str() && status["level"] == level {
+                return status;
+            }
+        }
+    };
+    // Discovery between RustDDS and Fast DDS takes a few seconds.
+    let ok = wait_for(0, Duration::from_secs(30));
+    assert_eq!(ok["message"], "shaping");
+    assert_eq!(ok["values"]["profile"], "robot");
+    for key in ["critical.packets", "telemetry.bytes", "bulk.early_drops", "bulk.backlog_packets", "link_rate_bps"] {
+        assert!(ok["values"][key].is_string(), "{key} in {}", ok["values"]);
+    }
+    assert_eq!(ok["values"]["link_rate_bps"], "1500000");
+    std::thread::scope(|scope| {
+        // A TCP flood for 8 s (with critical UDP beside it).
+        let flood = scope
+            .spawn(|| measure(&tb.robot, &tb.base, BASE_ADDR.into(), Duration::from_secs(2), Duration::from_secs(6)));
+        let warn = wait_for(1, Duration::from_secs(20));
+        assert!(warn["message"].as_str().unwrap().starts_with("congested"), "{warn}");
+        assert_eq!(warn["values"]["congested"], "true");
+        flood.join().unwrap();
+    });
+    std::fs::remove_file(config).ok();
 }

@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod config;
+pub mod diagnostics;
 pub mod figures;
 pub mod lane;
 pub mod link;

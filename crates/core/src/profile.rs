@@ -45,6 +45,9 @@ pub struct Profile {
     /// off when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<crate::MetricsAddr>,
+    /// Publish the shaper's state as ROS 2 diagnostics (`bauxite up`); off when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<crate::diagnostics::DiagnosticsSettings>,
 }
 
 /// The UDP port `bauxite reflect` listens on unless told otherwise.
@@ -322,6 +325,7 @@ impl Profile {
             auto_rate: AutoRatePolicy::default(),
             targets: Targets::default(),
             metrics: None,
+            diagnostics: None,
         }
     }
 
@@ -359,6 +363,7 @@ impl Profile {
             auto_rate: AutoRatePolicy::default(),
             targets: Targets::default(),
             metrics: None,
+            diagnostics: None,
         }
     }
 

@@ -112,6 +112,11 @@ pub struct ShaperSnapshot {
     pub congested: bool,
     /// Times the link entered the congested state.
     pub congestion_episodes: u64,
+    /// With `rate: auto`: the reflector has not answered for ten probe intervals, so
+    /// the link-rate estimate is failing (the rate falls back as on a link that went
+    /// silent). Absent from older state files: false.
+    #[serde(default)]
+    pub link_estimate_failing: bool,
     /// How long the kernel programs obey the daemon without a renewal (ms).
     pub lease_ms: u64,
     /// How long ago the daemon last renewed its lease, as of the snapshot it

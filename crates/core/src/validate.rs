@@ -159,6 +159,9 @@ impl Profile {
         let reflector = check_auto_rate(&self.auto_rate)?;
         check_rate(self.rate, reflector)?;
         check_targets(&self.targets)?;
+        if let Some(d) = &self.diagnostics {
+            check_diagnostics(d)?;
+        }
         Ok(ValidatedProfile { profile: self, rule_lanes, default_lane, reflector })
     }
 }
@@ -257,6 +260,26 @@ fn check_rate(rate: RateSetting, reflector: Option<SocketAddr>) -> Result<(), Pr
 
 fn check_link_rate(key: &str, rate: BitRate) -> Result<(), ProfileError> {
     within(key, rate, MIN_LINK_RATE..=MAX_LINK_RATE, "from a robot's telemetry radio to HTB's pass-through rate")
+}
+
+fn check_diagnostics(d: &crate::diagnostics::DiagnosticsSettings) -> Result<(), ProfileError> {
+    crate::diagnostics::check_topic_name(&d.topic)
+        .map_err(|e| ProfileError::new("diagnostics.topic", Some(d.topic.clone()), e))?;
+    within(
+        "diagnostics.period",
+        d.period,
+        10 * MS..=3600 * SEC,
+        "a status more often than every 10 ms floods /diagnostics, one rarer than an hour is stale",
+    )?;
+    within("diagnostics.domain_id", u32::from(d.domain_id), 0..=232, "DDS maps domains 0 to 232 onto UDP ports")?;
+    match d.interfaces.as_slice() {
+        [std::net::IpAddr::V4(_)] => Ok(()),
+        _ => Err(ProfileError::new(
+            "diagnostics.interfaces",
+            Some(format!("{:?}", d.interfaces)),
+            "give one IPv4 address (RustDDS binds one address per port), e.g. [127.0.0.1]",
+        )),
+    }
 }
 
 fn check_congestion(c: &CongestionPolicy) -> Result<(), ProfileError> {
@@ -412,6 +435,24 @@ mod tests {
 
     fn key_of(p: Profile) -> String {
         p.validate().unwrap_err().key
+    }
+
+    #[test]
+    fn diagnostics_settings_are_checked_and_named() {
+        use crate::diagnostics::DiagnosticsSettings;
+        let with = |edit: &dyn Fn(&mut DiagnosticsSettings)| {
+            let mut p = Profile::robot();
+            let mut d = DiagnosticsSettings::default();
+            edit(&mut d);
+            p.diagnostics = Some(d);
+            p
+        };
+        assert!(with(&|_| {}).validate().is_ok(), "the defaults: /diagnostics, 1 s, domain 0, loopback");
+        assert_eq!(key_of(with(&|d| d.topic = "/a//b".into())), "diagnostics.topic");
+        assert_eq!(key_of(with(&|d| d.period = Duration::from_millis(1))), "diagnostics.period");
+        assert_eq!(key_of(with(&|d| d.domain_id = 233)), "diagnostics.domain_id");
+        assert_eq!(key_of(with(&|d| d.interfaces = vec![])), "diagnostics.interfaces");
+        assert_eq!(key_of(with(&|d| d.interfaces = vec!["::1".parse().unwrap()])), "diagnostics.interfaces");
     }
 
     #[test]

@@ -645,7 +645,9 @@ impl<'a> ControlLoop<'a> {
                 "rate probe"
             );
         }
-        if auto.last_answer.elapsed() > self.silence {
+        let silent = auto.last_answer.elapsed() > self.silence;
+        self.state.snapshot.link_estimate_failing = silent;
+        if silent {
             new_rate = auto.controller.on_silence(now, achieved).or(new_rate);
         }
         new_rate

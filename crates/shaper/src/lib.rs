@@ -16,6 +16,7 @@
 pub mod autorate;
 pub mod controller;
 pub mod daemon;
+pub mod diagnostics;
 pub mod features;
 pub mod metrics;
 pub mod plan;

@@ -53,8 +53,8 @@ impl Reload {
 
 /// The keys whose change a reload cannot apply in place, each with why: `rate`
 /// between `auto` and a fixed rate, and `auto_rate` or `headroom` under `rate:
-/// auto` (the prober and its rate controller were started with them), and
-/// `metrics` (the server is bound once). Empty when `new` can be applied.
+/// auto` (the prober and its rate controller were started with them), `metrics`
+/// (the server is bound once) and `diagnostics` (so is the ROS 2 publisher). Empty when `new` can be applied.
 pub fn restart_only_changes(running: &ValidatedProfile, new: &ValidatedProfile) -> Vec<&'static str> {
     let mut keys = Vec::new();
     let auto = |p: &ValidatedProfile| matches!(p.rate, RateSetting::Auto);
@@ -70,6 +70,9 @@ pub fn restart_only_changes(running: &ValidatedProfile, new: &ValidatedProfile) 
     }
     if running.metrics != new.metrics {
         keys.push("metrics (the metrics server is bound once)");
+    }
+    if running.diagnostics != new.diagnostics {
+        keys.push("diagnostics (the ROS 2 publisher is started once)");
     }
     keys
 }
