@@ -180,9 +180,13 @@ fn publish_shaper_diagnostics(
         .name("diagnostics".into())
         .spawn(move || {
             let _participant = participant;
+            // Nothing until the daemon first runs: its start-up is not an outage.
+            let mut started = false;
             while !stop.load(Ordering::Relaxed) {
                 match reader.read() {
+                    Ok(snapshot) if !started && snapshot.daemon != bauxite_core::DaemonState::Running => {}
                     Ok(snapshot) => {
+                        started = true;
                         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
                         let unix_ns = now.map_or(0, |d| d.as_nanos() as u64);
                         publisher.publish(unix_ns, bauxite_shaper::diagnostics::shaper_status(&snapshot));

@@ -756,8 +756,9 @@ fn ros2_or_skip(test: &str) -> bool {
 
 /// `bauxite up` with a `diagnostics:` key, heard by a real ROS 2 node (rclpy over Fast
 /// DDS, in the robot's namespace, on loopback): OK with the lanes' counters while idle,
-/// WARN while a TCP flood congests the link. (ERROR, for a stalled lease or a failing
-/// link estimate, is checked on the status itself in `bauxite_shaper::diagnostics`.)
+/// WARN while a TCP flood congests the link, ERROR under `rate: auto` when no reflector
+/// answers. (ERROR for an expired lease, which needs a hung control loop, is checked on
+/// the status itself in `bauxite_shaper::diagnostics`.)
 #[test]
 fn shaper_diagnostics_reach_a_ros2_subscriber() {
     if !root_or_skip("shaper_diagnostics_reach_a_ros2_subscriber")
@@ -776,9 +777,10 @@ fn shaper_diagnostics_reach_a_ros2_subscriber() {
         ..Default::default()
     });
     let config = write_config(&profile);
-    let _daemon = spawn_up(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap()]);
+    let mut daemon = spawn_up(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap()]);
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ros2/diagnostics_sub.py");
-    let mut command = tb.robot.command(ros2_python().to_str().unwrap(), &[script.to_str().unwrap(), "--seconds", "60"]);
+    let mut command =
+        tb.robot.command(ros2_python().to_str().unwrap(), &[script.to_str().unwrap(), "--seconds", "120"]);
     command.env("ROS_DOMAIN_ID", "71").env("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST");
     let mut child = command.stdout(std::process::Stdio::piped()).spawn().expect("start the rclpy subscriber");
     let stdout = child.stdout.take().unwrap();
@@ -820,5 +822,16 @@ fn shaper_diagnostics_reach_a_ros2_subscriber() {
         assert_eq!(warn["values"]["congested"], "true");
         flood.join().unwrap();
     });
+    assert!(daemon.stop().unwrap().success());
+    std::fs::remove_file(config).ok();
+
+    // `rate: auto` towards a reflector that does not answer: the link estimate fails.
+    profile.rate = RateSetting::Auto;
+    profile.auto_rate.reflector = Some(format!("{BASE_ADDR}:{}", bauxite_core::DEFAULT_REFLECTOR_PORT));
+    let config = write_config(&profile);
+    let _daemon = spawn_up(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap()]);
+    let error = wait_for(2, Duration::from_secs(30));
+    assert!(error["message"].as_str().unwrap().starts_with("link estimate failing"), "{error}");
+    assert_eq!(error["values"]["rate_mode"], "auto");
     std::fs::remove_file(config).ok();
 }
