@@ -10,7 +10,10 @@
 //!
 //! Fail-open: the kernel programs obey the daemon only while it renews a lease; the
 //! HTB's default class is unshaped, so packets the classifier no longer steers flow
-//! at the interface's speed. tcx links disappear with the daemon's process.
+//! at the interface's speed. tcx links disappear with the daemon's process; a clsact
+//! filter (kernels before 6.6, or `--attach clsact`) stays, steps aside once the lease
+//! expires, and `down` or the next `up` removes it. Before attaching anything, `up`
+//! probes the kernel ([`features`]) and names what it lacks.
 #![deny(missing_docs)]
 
 pub mod autorate;
