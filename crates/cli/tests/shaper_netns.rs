@@ -426,9 +426,6 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     profile.rate = RateSetting::Auto;
     profile.auto_rate.reflector = Some(format!("{BASE_ADDR}:{}", bauxite_core::DEFAULT_REFLECTOR_PORT));
     profile.auto_rate.key_file = Some(key.clone());
-    // The emulated link's RTT jitter is about a millisecond: a 3 ms threshold is
-    // safe here and catches a queue of one frame (8 ms at 1.5 Mbit/s).
-    profile.auto_rate.delay_threshold = Duration::from_millis(3);
     let config = write_config(&profile);
     let _daemon = spawn_up(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap()]);
     let workload = RunningWorkload::start(&tb, &WorkloadSpec::default(), None).expect("start the workload");
@@ -436,7 +433,7 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     std::thread::sleep(Duration::from_secs(5));
     let drop_ns = monotonic_ns();
     tb.set_rate(BitRate::from_bps(1_500_000)).unwrap();
-    let mut reaction = None;
+    let (mut reaction, mut settled_estimates) = (None, Vec::new());
     while monotonic_ns() - drop_ns < 15_000_000_000 {
         let out = bauxite(&tb.robot, &["status", "--iface", ROBOT_IFACE, "--json"]);
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
@@ -444,12 +441,12 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
         if reaction.is_none() && link <= 1_500_000 {
             reaction = Some(Duration::from_nanos(monotonic_ns() - drop_ns));
         }
+        if monotonic_ns() - drop_ns >= 5_000_000_000 && link != u64::MAX {
+            settled_estimates.push(link as f64);
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
     let final_status = bauxite(&tb.robot, &["status", "--iface", ROBOT_IFACE]);
-    let final_json: serde_json::Value =
-        serde_json::from_slice(&bauxite(&tb.robot, &["status", "--iface", ROBOT_IFACE, "--json"]).stdout).unwrap();
-    let final_estimate = final_json["link_rate_bps"].as_f64().unwrap();
     let result = workload.stop(Duration::from_millis(500)).expect("stop the workload");
     std::fs::remove_file(config).ok();
     std::fs::remove_file(key).ok();
@@ -474,19 +471,22 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
         String::from_utf8_lossy(&final_status.stdout)
     );
     let reaction = reaction.expect("the rate estimate followed the drop");
-    // About 0.6 s on a quiet machine, a figure README's benchmarks track (issue 11's target
-    // is 0.2 s). Here the behaviour is checked: the estimate follows the drop within
-    // seconds, not never or after a minute. Under a load average of 10-13 (other builds on
-    // the 2 cores) engineers saw up to 1.5 s, so the bound is 5 s.
+    // Tens of milliseconds on a quiet machine (README's benchmarks track the figure).
+    // Here the behaviour is checked: the estimate follows the drop within seconds, not
+    // never or after a minute. Under a load average of 10-13 (other builds on the 2
+    // cores) engineers saw up to 1.5 s with the previous controller, so the bound is 5 s.
     assert!(reaction < Duration::from_secs(5), "{reaction:?}");
-    // It settles under the link (the protective side, bounded tightly) and above the
-    // profile's `min_rate` (0.5 Mbit/s), where a collapsed estimate would sit. Quiet runs
-    // settle at 0.9-1.5 Mbit/s; at a load average of 10-13 noisy RTTs were seen to settle
-    // at 0.53 Mbit/s: an estimate that errs low under starvation is issue 11's controller
-    // work, measured in README, not a bound a loaded CI machine can be held to here.
+    // Once settled, the estimate rests at the capacity the probes measured, leaving it
+    // for upward probes (1.2x for `ramp_time`, 0.8 s of every 1.8 s or more) and short
+    // drains (`min_rate`, tens of ms): the median is the resting value. Quiet runs
+    // measure 1.45-1.6 Mbit/s (packet-train dispersion through TBF); the bounds allow a
+    // loaded machine's late polls a quarter either way and still tell a collapsed
+    // estimate (`min_rate`, 0.2 Mbit/s) or a missed drop (10 Mbit/s) apart.
+    settled_estimates.sort_by(f64::total_cmp);
+    let median = bauxite_core::stats::percentile(&settled_estimates, 0.5).expect("estimates were read");
     assert!(
-        final_estimate > 500_000.0 && final_estimate <= 1.1 * 1.5e6,
-        "the estimate settles near the link's 1.5 Mbit/s: {final_estimate}"
+        median > 0.75 * 1.5e6 && median <= 1.25 * 1.5e6,
+        "the estimate rests near the link's 1.5 Mbit/s: median {median} of {settled_estimates:?}"
     );
     // Probing upward for a recovered link briefly overfills the modem now and then,
     // which shows in the last percents; the bulk of critical traffic stays fast.

@@ -165,6 +165,11 @@ pub struct LinkFigures {
     pub time_to_protect_after_drops_ms: Vec<f64>,
     /// Frames the encoder skipped (%).
     pub video_skipped_pct: f64,
+    /// After each rise of the link's rate, until the shaper's estimate found the new
+    /// rate or 10 Mbit/s ([`RECOVERED_BPS`]) (ms, every phase's, in time order);
+    /// empty for the standard stack and links that never rise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub time_to_follow_rises_ms: Vec<f64>,
 }
 
 /// One phase's figures, pooled over trials or seeds: one phase of `summary.json`
@@ -217,6 +222,10 @@ pub struct LinkFacts {
     pub capacity_bytes: Vec<f64>,
     /// When capacity dropped (ns): the timeline's rate cuts and a trace's falls.
     pub drops_ns: Vec<u64>,
+    /// When the timeline raised the rate by half or more, and the rate it raised it
+    /// to (ns, bit/s): where a shaper must find the room again.
+    #[serde(default)]
+    pub rises: Vec<(u64, f64)>,
     /// The first timed change (ns), 0 without one: where the demo's windows start.
     pub drop_at_ns: u64,
     /// The senders' run time (ns).
@@ -250,7 +259,8 @@ impl LinkFacts {
         drops_ns.dedup_by(|a, b| a.abs_diff(*b) < PROTECTED_FOR_NS);
         drops_ns.retain(|&d| d < duration_ns);
         let drop_at_ns = timeline.steps.first().map_or(0, |(at, _)| duration_ns_of(*at)).min(duration_ns);
-        Self { capacity_bytes, drops_ns, drop_at_ns, duration_ns }
+        let rises = timeline_rises(link, timeline).into_iter().filter(|(at, _)| *at < duration_ns).collect();
+        Self { capacity_bytes, drops_ns, rises, drop_at_ns, duration_ns }
     }
 
     /// The mean capacity over the run, Mbit/s (`None` if unlimited).
@@ -339,6 +349,34 @@ fn timeline_drops(link: &LinkConfig, timeline: &Timeline) -> Vec<u64> {
     segments.windows(2).filter(|w| mean_bps(&w[1].1) < mean_bps(&w[0].1) * 2.0 / 3.0).map(|w| w[1].0).collect()
 }
 
+/// Timeline steps that raise the rate by half or more: (ns, the new mean bit/s).
+fn timeline_rises(link: &LinkConfig, timeline: &Timeline) -> Vec<(u64, f64)> {
+    let segments = rate_segments(link, timeline);
+    segments
+        .windows(2)
+        .filter(|w| mean_bps(&w[1].1) > mean_bps(&w[0].1) * 1.5)
+        .map(|w| (w[1].0, mean_bps(&w[1].1)))
+        .collect()
+}
+
+/// The link rate a shaper counts as having found a risen link at: the new rate, or
+/// 10 Mbit/s (the default `auto_rate.base_rate`, what an unloaded link relaxes up
+/// to) if that is less. Issue 11's target: video may use 10 Mbit/s again.
+pub const RECOVERED_BPS: f64 = 10e6;
+
+/// Milliseconds from `rise_ns` until the shaper's link-rate estimate reached
+/// `min(new_bps, RECOVERED_BPS)`; the rest of the run if it never did.
+pub fn time_to_follow(trace: &PhaseTrace, rise_ns: u64, new_bps: f64, end_ns: u64) -> f64 {
+    let goal = new_bps.min(RECOVERED_BPS);
+    let before = trace.link_rate.iter().rev().find(|(t, _)| *t <= rise_ns).map_or(0.0, |(_, r)| *r as f64);
+    let reached = if before >= goal {
+        Some(rise_ns)
+    } else {
+        trace.link_rate.iter().find(|(t, r)| *t > rise_ns && *r as f64 >= goal).map(|(t, _)| *t)
+    };
+    (reached.unwrap_or(end_ns).min(end_ns) - rise_ns) as f64 / MS
+}
+
 /// The look-back of a trace's drop detector: two seconds of bins.
 const TRACE_DROP_BEFORE_BINS: usize = 20;
 
@@ -416,7 +454,8 @@ fn excess_ms(latency_ns: u64, floor_ns: u64) -> f64 {
 pub fn link_figures(phases: &[&PhaseTrace], link: &LinkFacts, protect_target_ms: Option<f64>) -> LinkFigures {
     let (drop_at, end) = (link.drop_at_ns, link.duration_ns);
     let settled = drop_at + duration_ns(SETTLE);
-    let (mut excess, mut frame_delays, mut after_drops) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut excess, mut frame_delays, mut after_drops, mut after_rises) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut video_wire, mut offered, mut skipped, mut video_offered) = (0u64, 0.0f64, 0u32, 0u32);
     let bins = (drop_at / BIN_NS) as usize..(end.div_ceil(BIN_NS)) as usize;
     let sum = |v: &[u64]| bins.clone().map(|b| v.get(b).copied().unwrap_or(0)).sum::<u64>();
@@ -437,6 +476,7 @@ pub fn link_figures(phases: &[&PhaseTrace], link: &LinkFacts, protect_target_ms:
         video_offered += trace.video_offered;
         if let Some(target) = protect_target_ms {
             after_drops.extend(link.drops_ns.iter().map(|&d| time_to_protect(trace, d, end, target)));
+            after_rises.extend(link.rises.iter().map(|&(at, bps)| time_to_follow(trace, at, bps, end)));
         }
     }
     let excess_summary = Summary::of(&excess);
@@ -453,6 +493,7 @@ pub fn link_figures(phases: &[&PhaseTrace], link: &LinkFacts, protect_target_ms:
         frame_delay_ms: FrameDelayMs { p50: frame_summary.p50, p95: frame_summary.p95 },
         time_to_protect_after_drops_ms: after_drops,
         video_skipped_pct: percent(skipped as usize, video_offered as usize),
+        time_to_follow_rises_ms: after_rises,
     }
 }
 
@@ -477,6 +518,33 @@ mod tests {
             floor_ns: (floor_ms * MS) as u64,
             head_of_line_ns: 0,
         }
+    }
+
+    #[test]
+    fn time_to_follow_a_rise_is_until_the_estimate_reaches_the_new_rate_or_10_mbit() {
+        let s = 1_000_000_000u64;
+        let trace = PhaseTrace {
+            link_rate: vec![
+                (0, 10_000_000),
+                (5 * s, 200_000),
+                (5 * s + s / 4, 1_500_000),
+                (17 * s, 9_000_000),
+                (18 * s, 10_000_000),
+            ],
+            ..Default::default()
+        };
+        assert_eq!(time_to_follow(&trace, 15 * s, 50e6, 25 * s), 3_000.0, "10 Mbit/s reached at 18 s");
+        assert_eq!(time_to_follow(&trace, 15 * s, 9e6, 25 * s), 2_000.0, "a rise to 9 Mbit/s is found at 17 s");
+        assert_eq!(time_to_follow(&trace, 2 * s, 5e6, 25 * s), 0.0, "already above");
+        let never = PhaseTrace { link_rate: vec![(0, 1_500_000)], ..Default::default() };
+        assert_eq!(time_to_follow(&never, 15 * s, 50e6, 25 * s), 10_000.0, "never: the rest of the run");
+        let link =
+            LinkConfig { rate: LinkRate::Constant(crate::BitRate::from_bps(50_000_000)), ..LinkConfig::default() };
+        let timeline = Timeline::of_rates(&[
+            (Duration::from_secs(5), crate::BitRate::from_bps(1_500_000)),
+            (Duration::from_secs(15), crate::BitRate::from_bps(50_000_000)),
+        ]);
+        assert_eq!(LinkFacts::of(&link, &timeline, 25 * s).rises, [(15 * s, 50e6)]);
     }
 
     #[test]

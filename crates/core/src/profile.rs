@@ -161,9 +161,10 @@ impl Default for EarlyDropPolicy {
     }
 }
 
-/// `rate: auto`: estimate the bottleneck from one-way-delay probes to a reflector,
-/// after the cake-autorate design: drop fast when delay grows, creep up when the
-/// link is busy and delay stays low.
+/// `rate: auto`: follow a link whose rate nobody announces, from delay probes to a
+/// reflector beyond it and the bytes the shaper sent (`bauxite_control`'s
+/// `RateController` says how): drain a queue as soon as the probes see one, resume
+/// at the capacity it revealed, and probe upwards after a hold.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AutoRatePolicy {
@@ -172,36 +173,44 @@ pub struct AutoRatePolicy {
     /// A file holding the key probes are signed with (HMAC-SHA256; the reflector runs
     /// with the same file as `--key-file`). None: probes are not signed.
     pub key_file: Option<std::path::PathBuf>,
-    /// The rate assumed at start.
+    /// The rate assumed at start, and the rate an unloaded link relaxes up to.
     pub base_rate: BitRate,
-    /// Never shape below this.
+    /// Never shape below this: enough for the lanes that are never dropped (seed 000's
+    /// critical and telemetry streams and the probes take about 0.14 Mbit/s).
     pub min_rate: BitRate,
     /// Never shape above this.
     pub max_rate: BitRate,
-    /// How often a probe is sent.
+    /// How often a probe is sent. Each is a 44-byte packet in the critical lane
+    /// (35 kbit/s at 10 ms); a queue is seen a few probes after it starts.
     #[serde(with = "duration_text")]
     pub probe_interval: Duration,
-    /// Delay growth over the baseline that counts as a queue building up.
+    /// Queue delay at the link, beyond one full packet's serialisation, that counts
+    /// as a standing queue.
     #[serde(with = "duration_text")]
     pub delay_threshold: Duration,
-    /// Multiplier applied to the achieved rate on a delay spike (cake-autorate's
-    /// "shaper rate adjust down bufferbloat").
-    pub decrease_factor: f64,
-    /// Multiplier applied per probe while the link is loaded and delay is low.
-    pub increase_factor: f64,
-    /// After a decrease, further decreases wait this long for the queue to drain
-    /// (cake-autorate's bufferbloat refractory period).
+    /// A standing queue is drained in about this long: the rate is the capacity
+    /// times `1 - queue / drain_time`, so a queue deeper than this stops the
+    /// droppable lanes until it is gone.
     #[serde(with = "duration_text")]
-    pub decrease_holdoff: Duration,
-    /// The link counts as loaded when the achieved rate exceeds this fraction of the
-    /// shaped rate; only a loaded link tells whether more rate is available.
+    pub drain_time: Duration,
+    /// After a queue, the rate stays at the capacity it revealed for this long
+    /// before probing upwards. Probing past the link fills the modem's FIFO, which
+    /// delays critical traffic too: a longer hold protects it better, a shorter one
+    /// finds a link that recovered sooner.
+    #[serde(with = "duration_text")]
+    pub probe_hold: Duration,
+    /// Each upward probe that finds the link where it was doubles the hold, up to
+    /// this: a link that stays put is probed (and its critical lane delayed a few
+    /// milliseconds) ever more rarely; a link that recovers after a long stable
+    /// spell is found up to this much later.
+    #[serde(with = "duration_text")]
+    pub probe_hold_max: Duration,
+    /// While probing upwards, the rate doubles every `ramp_time`.
+    #[serde(with = "duration_text")]
+    pub ramp_time: Duration,
+    /// The link counts as loaded when the shaper sends more than this fraction of
+    /// what it may; only a loaded link tells whether more rate is available.
     pub load_threshold: f64,
-    /// After a queue grew, the rate stays at or below the rate it grew at for this
-    /// long before probing upwards again. Probing past the link fills the modem's
-    /// FIFO, which delays critical traffic too; a link that recovers is found this
-    /// much later. Zero probes continuously (cake-autorate's behaviour).
-    #[serde(with = "duration_text")]
-    pub ceiling_hold: Duration,
 }
 
 impl Default for AutoRatePolicy {
@@ -210,15 +219,15 @@ impl Default for AutoRatePolicy {
             reflector: None,
             key_file: None,
             base_rate: BitRate::from_bps(10_000_000),
-            min_rate: BitRate::from_bps(500_000),
+            min_rate: BitRate::from_bps(200_000),
             max_rate: BitRate::from_bps(100_000_000),
-            probe_interval: Duration::from_millis(20),
-            delay_threshold: Duration::from_millis(5),
-            decrease_factor: 0.9,
-            increase_factor: 1.005,
-            decrease_holdoff: Duration::from_millis(300),
+            probe_interval: Duration::from_millis(10),
+            delay_threshold: Duration::from_millis(2),
+            drain_time: Duration::from_millis(100),
+            probe_hold: Duration::from_secs(1),
+            probe_hold_max: Duration::from_secs(1),
+            ramp_time: Duration::from_millis(800),
             load_threshold: 0.75,
-            ceiling_hold: Duration::from_secs(30),
         }
     }
 }
@@ -275,6 +284,10 @@ impl ProfileError {
         Self { key: key.into(), value, message: message.into() }
     }
 }
+
+/// The least rate a lane is guaranteed (HTB needs one; a droppable lane draining at
+/// `min_rate` gets this much).
+pub const MIN_GUARANTEE: BitRate = BitRate::from_bps(8_000);
 
 /// The names of the built-in profiles.
 pub const BUILTIN_PROFILES: &[&str] = &["robot", "orchestrator"];
@@ -372,6 +385,25 @@ impl Profile {
         link_rate.scaled(self.headroom)
     }
 
+    /// The rate guaranteed to lane `lane` while the shaper sends at `shaped`: its
+    /// share of it. With `rate: auto`, the shaped `min_rate` is kept for the lanes
+    /// that are never dropped (shared among them by their shares) and only the rest
+    /// is shared among all lanes. A controller that drains the link's queue at
+    /// `min_rate` then stops the droppable lanes, instead of leaving them a
+    /// guarantee that the critical lane, and the rate probes riding it, would queue
+    /// behind. The guarantees add up to `shaped`; none is below [`MIN_GUARANTEE`].
+    pub fn lane_guarantee(&self, lane: usize, shaped: BitRate) -> BitRate {
+        let l = &self.lanes[lane];
+        let kept = match self.rate {
+            RateSetting::Auto => self.shaped_rate(self.auto_rate.min_rate).min(shaped).bps() as f64,
+            RateSetting::Fixed(_) => 0.0,
+        };
+        let never_dropped: f64 = self.lanes.iter().filter(|l| !l.drop_when_congested).map(|l| l.share).sum();
+        let shared = (shaped.bps() as f64 - kept) * l.share;
+        let own = if l.drop_when_congested || never_dropped <= 0.0 { 0.0 } else { kept * l.share / never_dropped };
+        BitRate::from_bps((shared + own) as u64).max(MIN_GUARANTEE)
+    }
+
     /// The index of the lane called `name`.
     pub fn lane_index(&self, name: &str) -> Option<usize> {
         self.lanes.iter().position(|l| l.name == name)
@@ -382,6 +414,25 @@ impl Profile {
 mod tests {
     use super::*;
     use crate::lane::PacketKey;
+
+    #[test]
+    fn with_rate_auto_min_rate_is_kept_for_the_lanes_never_dropped() {
+        let mut p = Profile::robot();
+        p.rate = RateSetting::Auto;
+        let guarantees = |p: &Profile, shaped: u64| -> Vec<u64> {
+            (0..3).map(|i| p.lane_guarantee(i, BitRate::from_bps(shaped)).bps()).collect()
+        };
+        // At the shaped min_rate (0.95 × 200 kbit/s): critical and telemetry share it
+        // 3:2, bulk is guaranteed only the floor.
+        assert_eq!(guarantees(&p, 190_000), [114_000, 76_000, MIN_GUARANTEE.bps()]);
+        // Above it, the rest is shared by every lane; the guarantees add up to the rate.
+        let g = guarantees(&p, 1_425_000);
+        assert!(g.iter().sum::<u64>().abs_diff(1_425_000) <= 3, "{g:?}");
+        assert_eq!(g[2], 617_500, "bulk: its half of what lies above min_rate");
+        // A fixed rate keeps plain shares.
+        p.rate = RateSetting::Fixed(BitRate::from_bps(1_500_000));
+        assert_eq!(guarantees(&p, 1_500_000), [450_000, 300_000, 750_000]);
+    }
 
     #[test]
     fn builtins_are_valid_and_follow_the_seeds() {

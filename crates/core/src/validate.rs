@@ -357,18 +357,6 @@ fn check_auto_rate(ar: &AutoRatePolicy) -> Result<Option<SocketAddr>, ProfileErr
     )?;
     check_auto_rate_timing(ar)?;
     within(
-        "auto_rate.decrease_factor",
-        ar.decrease_factor,
-        0.1..=0.99,
-        "a decrease must lower the rate, and by at most 90 % per step",
-    )?;
-    within(
-        "auto_rate.increase_factor",
-        ar.increase_factor,
-        1.0001..=2.0,
-        "an increase must raise the rate, and at most double it per probe",
-    )?;
-    within(
         "auto_rate.load_threshold",
         ar.load_threshold,
         0.1..=1.0,
@@ -394,16 +382,28 @@ fn check_auto_rate_timing(ar: &AutoRatePolicy) -> Result<(), ProfileError> {
         "below 100 us the threshold is inside any link's jitter; a queue of 1 s has long hurt control traffic",
     )?;
     within(
-        "auto_rate.decrease_holdoff",
-        ar.decrease_holdoff,
-        Duration::ZERO..=60 * SEC,
-        "a holdoff over a minute leaves a growing queue unanswered",
+        "auto_rate.drain_time",
+        ar.drain_time,
+        10 * MS..=10 * SEC,
+        "a queue is drained in this long: under 10 ms every queue stops the droppable lanes, over 10 s one barely drains",
     )?;
     within(
-        "auto_rate.ceiling_hold",
-        ar.ceiling_hold,
+        "auto_rate.probe_hold",
+        ar.probe_hold,
         Duration::ZERO..=3600 * SEC,
         "a hold over an hour never finds a link that recovered",
+    )?;
+    within(
+        "auto_rate.probe_hold_max",
+        ar.probe_hold_max,
+        ar.probe_hold..=3600 * SEC,
+        "at least probe_hold (it caps the hold's doubling), and a hold over an hour never finds a link that recovered",
+    )?;
+    within(
+        "auto_rate.ramp_time",
+        ar.ramp_time,
+        10 * MS..=60 * SEC,
+        "the rate doubles every ramp_time while probing: under 10 ms it overshoots any link before a probe returns",
     )
 }
 
@@ -516,15 +516,13 @@ mod tests {
             ("early_drop.max_burst", |p| p.early_drop.max_burst = Duration::from_secs(3600)),
             ("auto_rate.min_rate", |p| p.auto_rate.min_rate = BitRate::from_bps(8)),
             ("auto_rate.max_rate", |p| p.auto_rate.max_rate = BitRate::from_bps(u64::MAX)),
-            ("auto_rate.base_rate", |p| p.auto_rate.base_rate = BitRate::from_bps(400_000)),
+            ("auto_rate.base_rate", |p| p.auto_rate.base_rate = BitRate::from_bps(100_000)),
             ("auto_rate.probe_interval", |p| p.auto_rate.probe_interval = Duration::from_nanos(1)),
             ("auto_rate.delay_threshold", |p| p.auto_rate.delay_threshold = Duration::from_nanos(1)),
-            ("auto_rate.decrease_factor", |p| p.auto_rate.decrease_factor = 1e-300),
-            ("auto_rate.decrease_factor", |p| p.auto_rate.decrease_factor = 1.0),
-            ("auto_rate.increase_factor", |p| p.auto_rate.increase_factor = 1.0 + 1e-12),
+            ("auto_rate.drain_time", |p| p.auto_rate.drain_time = Duration::from_millis(1)),
+            ("auto_rate.ramp_time", |p| p.auto_rate.ramp_time = Duration::from_secs(61)),
             ("auto_rate.load_threshold", |p| p.auto_rate.load_threshold = 1e-300),
-            ("auto_rate.decrease_holdoff", |p| p.auto_rate.decrease_holdoff = Duration::from_secs(61)),
-            ("auto_rate.ceiling_hold", |p| p.auto_rate.ceiling_hold = Duration::from_secs(3601)),
+            ("auto_rate.probe_hold", |p| p.auto_rate.probe_hold = Duration::from_secs(3601)),
             ("auto_rate.reflector", |p| p.auto_rate.reflector = Some("0.0.0.0:7399".into())),
             ("auto_rate.reflector", |p| p.auto_rate.reflector = Some("10.0.0.2:0".into())),
             ("targets.critical_latency_mean", |p| p.targets.critical_latency_mean = Duration::from_nanos(1)),

@@ -119,9 +119,6 @@ pub fn protected_profile(rate: Option<BitRate>) -> Result<ValidatedProfile, Prof
         None => {
             profile.rate = RateSetting::Auto;
             profile.auto_rate.reflector = Some(format!("{BASE_ADDR}:{DEFAULT_REFLECTOR_PORT}"));
-            // The emulated link's RTT jitter is about a millisecond; 3 ms catches a
-            // queue of one frame (8 ms at 1.5 Mbit/s).
-            profile.auto_rate.delay_threshold = Duration::from_millis(3);
         }
     }
     profile.validate()

@@ -4,11 +4,10 @@
 //! queue; it sees the queue's delay. The daemon sends small UDP probes every few
 //! milliseconds to a reflector on the far side (`bauxite reflect`) and measures their
 //! round-trip time (the probe header is [`bauxite_core::wire::probe`]; the reflector's
-//! rules are in [`crate::reflect`]). The [`RateController`] follows the cake-autorate design: it tracks
-//! the baseline RTT; when several recent probes see the RTT grow past the threshold
-//! (the modem's buffer filling), it drops the shaped rate to a fraction of the rate
-//! actually achieved, then waits for the queue to drain; while the link is loaded and
-//! the delay stays low, it raises the rate a little every probe.
+//! rules are in [`crate::reflect`]). The [`RateController`] sees the modem's queue in
+//! the answers (and in answers overdue), measures the link's capacity from trains of
+//! answers that met a queue, drains the queue, resumes at the capacity, and probes
+//! upwards after a hold (its module says how).
 //!
 //! The control law itself ([`RateController`]) is sans-IO and lives in
 //! `bauxite-control`, which the simulator shares; this module is its I/O, the prober.
@@ -46,7 +45,7 @@ const SENT_WINDOW: usize = 256;
 /// Sends probes ([`Kind::EchoRequest`], signed with `key` if there is one) to
 /// `reflector` every `policy.probe_interval` and reports each answer's RTT on
 /// `samples`, until `stop`. Runs two threads; returns at once. An answer that is not
-/// a reply to one of the last [`SENT_WINDOW`] probes (its number and its recorded send
+/// a reply to one of the last `SENT_WINDOW` (256) probes (its number and its recorded send
 /// time), or whose signature fails, is ignored (a reflector without the key shows up
 /// as silence, which a warning explains). The key is read by the caller, before
 /// anything is attached ([`crate::reflect::key_of`]).

@@ -395,6 +395,7 @@ struct ControlLoop<'a> {
     reader: Rtnl,
     controller: Controller,
     auto: Option<AutoRate>,
+    /// No answer for this long: the link estimate is failing (diagnostics say so).
     silence: Duration,
     link_rate: BitRate,
     rate: BitRate,
@@ -437,9 +438,9 @@ impl<'a> ControlLoop<'a> {
             state,
             watch,
             reader: open_rtnl()?,
+            silence: (profile.auto_rate.probe_interval * 10).max(Duration::from_millis(200)),
             controller: Controller::new(profile, rate),
             auto,
-            silence: (profile.auto_rate.probe_interval * 10).max(Duration::from_millis(200)),
             link_rate,
             rate,
             started: Instant::now(),
@@ -538,8 +539,8 @@ impl<'a> ControlLoop<'a> {
                 self.written_probs[i] = prob;
             }
         }
-        let achieved = BitRate::from_bps(verdicts.iter().map(|v| v.rate_bps).sum::<f64>() as u64);
-        if let Some(new_link_rate) = self.follow_link_rate(achieved) {
+        let sent_bytes = lane_classes.iter().map(|c| c.bytes).sum();
+        if let Some(new_link_rate) = self.follow_link_rate(sent_bytes) {
             self.link_rate = new_link_rate;
             self.rate = self.profile.shaped_rate(new_link_rate);
             Netns::current().tc_batch(&htb_tree(&self.profile, iface, self.rate).rate_lines())?;
@@ -625,32 +626,35 @@ impl<'a> ControlLoop<'a> {
         self.profile = profile;
     }
 
-    /// With `rate: auto`, the new link-rate estimate, if the probes changed it.
-    fn follow_link_rate(&mut self, achieved: BitRate) -> Option<BitRate> {
+    /// With `rate: auto`, the new link-rate estimate, if the probes changed it: the
+    /// controller gets the bytes the lanes sent, every answer, then the time (its
+    /// clock is the monotonic one, from the loop's start, for answers and polls alike).
+    fn follow_link_rate(&mut self, sent_bytes: u64) -> Option<BitRate> {
         let auto = self.auto.as_mut()?;
-        let now = self.started.elapsed();
+        let since_start = |ns: u64| Duration::from_nanos(ns.saturating_sub(self.loop_start_ns));
+        let now = since_start(monotonic_ns());
+        auto.controller.on_sent(now, sent_bytes);
         let mut new_rate = None;
         while let Ok(sample) = auto.samples.try_recv() {
             auto.last_answer = Instant::now();
             if let Some(histogram) = &self.pre.probe_rtt {
                 histogram.observe(sample.rtt.as_secs_f64());
             }
-            let at = Duration::from_nanos(sample.received_ns.saturating_sub(self.loop_start_ns));
-            new_rate = auto.controller.on_rtt(at, sample.rtt, achieved).or(new_rate);
+            let received = since_start(sample.received_ns);
+            new_rate = auto.controller.on_answer(received.saturating_sub(sample.rtt), received).or(new_rate);
             tracing::debug!(
-                t_ms = at.as_millis() as u64,
+                t_ms = received.as_millis() as u64,
                 rtt_us = sample.rtt.as_micros() as u64,
-                achieved_bps = achieved.bps(),
                 rate_bps = auto.controller.rate().bps(),
                 "rate probe"
             );
         }
+        // Silence for long is the reflector gone (or the path down): the estimate
+        // is failing, which the diagnostics report; the controller sees the overdue
+        // answers as a queue meanwhile.
         let silent = auto.last_answer.elapsed() > self.silence;
         self.state.snapshot.link_estimate_failing = silent;
-        if silent {
-            new_rate = auto.controller.on_silence(now, achieved).or(new_rate);
-        }
-        new_rate
+        auto.controller.on_tick(now).or(new_rate)
     }
 }
 

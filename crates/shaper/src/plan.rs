@@ -26,7 +26,7 @@ pub fn htb_tree(profile: &Profile, iface: &str, rate: BitRate) -> HtbTree {
         .enumerate()
         .map(|(i, lane)| HtbLeaf {
             minor: lane_minor(i),
-            rate: rate.scaled(lane.share),
+            rate: profile.lane_guarantee(i, rate),
             ceil: rate,
             prio: i.min(7) as u8,
             limit_packets: lane.queue_limit,

@@ -1,7 +1,8 @@
 //! The robot's egress under the shaper: the profile's lanes as HTB runs them.
 //!
 //! Each lane is a bounded FIFO (`queue_limit` packets, tail drop) with a
-//! guaranteed rate, `share × rate`, and may borrow up to the shaped rate. As in HTB,
+//! guaranteed rate (`Profile::lane_guarantee`: its share of the rate, as the
+//! shaper sets HTB's), and may borrow up to the shaped rate. As in HTB,
 //! a lane within its own rate (its token bucket not in debt) sends at once, whatever
 //! the others do; a lane beyond it sends only while the shaped rate (the parent's
 //! bucket) has room, and then the most urgent lane goes first (HTB's `prio`). Every
@@ -13,7 +14,7 @@
 use std::collections::VecDeque;
 
 use bauxite_control::LaneSample;
-use bauxite_core::ValidatedProfile;
+use bauxite_core::{BitRate, Profile};
 
 /// How much sending a token bucket holds: HTB's burst, about 10 ms of its rate.
 const BURST_S: f64 = 0.01;
@@ -34,7 +35,8 @@ struct Lane {
     queue: VecDeque<Queued>,
     bytes: u64,
     limit: usize,
-    share: f64,
+    /// The lane's guaranteed rate at the current shaped rate.
+    guarantee_bps: f64,
     /// The lane's own bucket, bytes (negative: in debt).
     tokens: f64,
     sent_bytes: u64,
@@ -43,6 +45,7 @@ struct Lane {
 /// The lanes and the shaped rate they share.
 #[derive(Clone, Debug)]
 pub struct Egress {
+    profile: Profile,
     lanes: Vec<Lane>,
     rate_bps: f64,
     /// The parent's bucket (the shaped rate), bytes.
@@ -56,27 +59,41 @@ fn burst(rate_bps: f64) -> f64 {
 
 impl Egress {
     /// The lanes of `profile` shaped at `rate_bps`, buckets full.
-    pub fn new(profile: &ValidatedProfile, rate_bps: f64) -> Self {
+    pub fn new(profile: &Profile, rate_bps: f64) -> Self {
+        let profile = profile.clone();
         let lanes = profile
-            .profile()
             .lanes
             .iter()
             .map(|l| Lane {
                 queue: VecDeque::new(),
                 bytes: 0,
                 limit: l.queue_limit as usize,
-                share: l.share,
-                tokens: burst(l.share * rate_bps),
+                guarantee_bps: 0.0,
+                tokens: 0.0,
                 sent_bytes: 0,
             })
             .collect();
-        Self { lanes, rate_bps, ctokens: burst(rate_bps), refilled_ns: 0 }
+        let mut egress = Self { profile, lanes, rate_bps, ctokens: burst(rate_bps), refilled_ns: 0 };
+        egress.set_guarantees();
+        for lane in &mut egress.lanes {
+            lane.tokens = burst(lane.guarantee_bps);
+        }
+        egress
     }
 
     /// A new shaped rate (from `rate: auto`), from `now_ns` on.
     pub fn set_rate(&mut self, now_ns: u64, rate_bps: f64) {
         self.refill(now_ns);
         self.rate_bps = rate_bps.max(1.0);
+        self.set_guarantees();
+    }
+
+    /// Each lane's guaranteed rate at the shaped rate, as the shaper sets HTB's.
+    fn set_guarantees(&mut self) {
+        let shaped = BitRate::from_bps(self.rate_bps as u64);
+        for (i, lane) in self.lanes.iter_mut().enumerate() {
+            lane.guarantee_bps = self.profile.lane_guarantee(i, shaped).bps() as f64;
+        }
     }
 
     /// Puts a packet in `lane`; `false` when the lane is full (tail drop).
@@ -99,12 +116,13 @@ impl Egress {
         let pick = within_rate.or_else(borrowing)?;
         let rate = self.rate_bps;
         let lane = &mut self.lanes[pick];
+        let guarantee = lane.guarantee_bps;
         let packet = lane.queue.pop_front().expect("a backlogged lane");
         lane.bytes -= u64::from(packet.len);
         lane.sent_bytes += u64::from(packet.len);
         // Debt is bounded as HTB bounds it, so a lane that borrowed long is not
         // locked out of its own rate for long afterwards.
-        lane.tokens = (lane.tokens - f64::from(packet.len)).max(-burst(lane.share * rate));
+        lane.tokens = (lane.tokens - f64::from(packet.len)).max(-burst(guarantee));
         self.ctokens = (self.ctokens - f64::from(packet.len)).max(-burst(rate));
         Some(packet)
     }
@@ -116,7 +134,7 @@ impl Egress {
         self.lanes
             .iter()
             .filter(|l| !l.queue.is_empty())
-            .map(|l| wait_ns(-l.tokens, l.share * self.rate_bps).min(parent))
+            .map(|l| wait_ns(-l.tokens, l.guarantee_bps).min(parent))
             .min()
             .map(|wait| self.refilled_ns.max(now_ns) + wait)
     }
@@ -127,7 +145,7 @@ impl Egress {
         let rate = self.rate_bps;
         self.ctokens = (self.ctokens + rate / 8.0 * dt).min(burst(rate));
         for lane in &mut self.lanes {
-            lane.tokens = (lane.tokens + lane.share * rate / 8.0 * dt).min(burst(lane.share * rate));
+            lane.tokens = (lane.tokens + lane.guarantee_bps / 8.0 * dt).min(burst(lane.guarantee_bps));
         }
     }
 
@@ -149,8 +167,8 @@ mod tests {
     use super::*;
     use bauxite_core::Profile;
 
-    fn robot() -> ValidatedProfile {
-        Profile::robot().validate().unwrap()
+    fn robot() -> Profile {
+        Profile::robot()
     }
 
     /// Drains the egress from `now`, returning (token, departure ns) in order.

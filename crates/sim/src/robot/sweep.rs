@@ -2,7 +2,7 @@
 //! links and seeds, and the throughput/delay frontier they trace.
 //!
 //! Each value is set on the profile's `auto_rate` policy exactly as the YAML key
-//! would set it (so `decrease_factor=0.8,0.9` or `delay_threshold=3ms,5ms`), and the
+//! would set it (so `probe_hold=1s,2s` or `delay_threshold=3ms,5ms`), and the
 //! profile is validated again, before anything runs. Every (value, link) pair runs
 //! every seed with `rate: auto`; a point is the protected phase's pooled figures.
 
@@ -21,7 +21,7 @@ use crate::SimError;
 /// A parsed `--sweep` value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SweepSpec {
-    /// The key under `auto_rate`, e.g. `decrease_factor`.
+    /// The key under `auto_rate`, e.g. `probe_hold`.
     pub key: String,
     /// The values, as written.
     pub values: Vec<String>,
@@ -93,6 +93,9 @@ pub struct SweepPoint {
     pub critical_over_10ms_pct: f64,
     /// Mean time to protect after the capacity drops (ms), if there were any.
     pub time_to_protect_ms: Option<f64>,
+    /// Mean time to follow the timeline's rises (ms), if there were any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_to_follow_ms: Option<f64>,
 }
 
 /// `summary.json` of a sweep.
@@ -126,7 +129,7 @@ pub fn run_sweep(
             let run = RobotConfig { link: link.clone(), timeline: timeline.clone(), ..config.clone() };
             let p = simulate(&run, seeds, label).summary.phases.protected;
             let l = p.link.unwrap_or_default();
-            let drops = &l.time_to_protect_after_drops_ms;
+            let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
             points.push(SweepPoint {
                 value: value.clone(),
                 link: label.clone(),
@@ -135,7 +138,8 @@ pub fn run_sweep(
                 critical_excess_p95_ms: l.critical_excess_ms.p95,
                 critical_excess_p99_ms: l.critical_excess_ms.p99,
                 critical_over_10ms_pct: l.critical_over_10ms_pct,
-                time_to_protect_ms: (!drops.is_empty()).then(|| drops.iter().sum::<f64>() / drops.len() as f64),
+                time_to_protect_ms: mean(&l.time_to_protect_after_drops_ms),
+                time_to_follow_ms: mean(&l.time_to_follow_rises_ms),
             });
             done(points.len());
         }
@@ -165,13 +169,13 @@ pub fn sweep_md(sweep: &SweepSummary) -> String {
         sweep.key, sweep.seeds, sweep.duration_s
     );
     out.push_str(
-        "| value | link | video Mbit/s | utilisation | excess p95 | excess p99 | > 10 ms | time to protect |\n",
+        "| value | link | video Mbit/s | utilisation | excess p95 | excess p99 | > 10 ms | time to protect | time to follow a rise |\n",
     );
-    out.push_str("| :---: | :--- | :---: | :---: | :---: | :---: | :---: | :---: |\n");
+    out.push_str("| :---: | :--- | :---: | :---: | :---: | :---: | :---: | :---: | :---: |\n");
     for p in &sweep.points {
         let _ = writeln!(
             out,
-            "| {} | {} | {:.3} | {} | {:.1} ms | {:.1} ms | {:.2} % | {} |",
+            "| {} | {} | {:.3} | {} | {:.1} ms | {:.1} ms | {:.2} % | {} | {} |",
             p.value,
             p.link,
             p.bulk_throughput_mbps,
@@ -180,6 +184,7 @@ pub fn sweep_md(sweep: &SweepSummary) -> String {
             p.critical_excess_p99_ms,
             p.critical_over_10ms_pct,
             p.time_to_protect_ms.map_or("—".into(), |t| format!("{t:.0} ms")),
+            p.time_to_follow_ms.map_or("—".into(), |t| format!("{t:.0} ms")),
         );
     }
     out
@@ -225,8 +230,8 @@ mod tests {
     fn sweep_values_are_set_as_the_yaml_key_would_and_checked() {
         let spec: SweepSpec = "auto_rate.delay_threshold=3ms, 8ms".parse().unwrap();
         assert_eq!(spec.values, ["3ms", "8ms"]);
-        assert!("decrease_factor=0.8".parse::<SweepSpec>().unwrap_err().to_string().contains("auto_rate.KEY"));
-        assert!("auto_rate.decrease_factor=".parse::<SweepSpec>().is_err());
+        assert!("probe_hold=2s".parse::<SweepSpec>().unwrap_err().to_string().contains("auto_rate.KEY"));
+        assert!("auto_rate.probe_hold=".parse::<SweepSpec>().is_err());
 
         let base = RobotConfig {
             profile: bauxite_core::Profile::robot().validate().unwrap(),
@@ -241,8 +246,8 @@ mod tests {
         let thresholds: Vec<_> = configs.iter().map(|c| c.profile.profile().auto_rate.delay_threshold).collect();
         assert_eq!(thresholds, [std::time::Duration::from_millis(3), std::time::Duration::from_millis(8)]);
         assert!(configs.iter().all(|c| c.rate == RateMode::Auto), "a sweep of the controller runs it");
-        let factor: SweepSpec = "auto_rate.decrease_factor=0.8".parse().unwrap();
-        assert_eq!(factor.configs(&base).unwrap()[0].profile.profile().auto_rate.decrease_factor, 0.8);
+        let factor: SweepSpec = "auto_rate.load_threshold=0.8".parse().unwrap();
+        assert_eq!(factor.configs(&base).unwrap()[0].profile.profile().auto_rate.load_threshold, 0.8);
         for (text, says) in [
             ("auto_rate.decrease_speed=0.8", "no such key"),
             ("auto_rate.delay_threshold=fast", "delay_threshold=fast"),

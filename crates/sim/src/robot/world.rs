@@ -15,7 +15,7 @@ use std::time::Duration;
 use bauxite_control::{Controller, RateController};
 use bauxite_core::link::{Admission, LinkModel, Outcome};
 use bauxite_core::rng::{SplitMix64, mix64};
-use bauxite_core::{BitRate, PacketKey};
+use bauxite_core::{BitRate, PacketKey, RateSetting};
 
 use super::egress::{Egress, Queued};
 use super::tcp::{self, Segment};
@@ -81,8 +81,6 @@ struct Shaper {
     auto: Option<RateController>,
     drop_probability: Vec<f64>,
     droppable: Vec<bool>,
-    last_answer_ns: u64,
-    achieved: BitRate,
     rng: SplitMix64,
 }
 
@@ -456,7 +454,6 @@ impl<'a> World<'a> {
     fn poll_shaper(&mut self) {
         let policy = &self.config.profile.profile().congestion;
         let next = self.now + duration_ns(policy.poll_interval);
-        let silence = (self.config.profile.profile().auto_rate.probe_interval * 10).max(Duration::from_millis(200));
         if next < self.end_ns + duration_ns(DRAIN) {
             self.schedule(next, Ev::Poll);
         }
@@ -468,24 +465,19 @@ impl<'a> World<'a> {
         for (p, v) in shaper.drop_probability.iter_mut().zip(&verdicts) {
             *p = v.drop_probability;
         }
-        shaper.achieved = BitRate::from_bps(verdicts.iter().map(|v| v.rate_bps).sum::<f64>() as u64);
-        let silent = self.now.saturating_sub(shaper.last_answer_ns) > duration_ns(silence);
-        let achieved = shaper.achieved;
-        if let Some(auto) = shaper.auto.as_mut()
-            && silent
-            && let Some(rate) = auto.on_silence(now, achieved)
-        {
-            self.set_link_rate(rate);
+        // As the daemon does: the lanes' sent bytes, then the time.
+        if let Some(auto) = shaper.auto.as_mut() {
+            auto.on_sent(now, samples.iter().map(|s| s.sent_bytes).sum());
+            if let Some(rate) = auto.on_tick(now) {
+                self.set_link_rate(rate);
+            }
         }
     }
 
     fn probe_answered(&mut self, sent_ns: u64) {
         let shaper = self.shaper.as_mut().expect("a shaped phase");
-        shaper.last_answer_ns = self.now;
-        let rtt = Duration::from_nanos(self.now - sent_ns);
-        let achieved = shaper.achieved;
         let auto = shaper.auto.as_mut().expect("probes only with rate: auto");
-        if let Some(rate) = auto.on_rtt(Duration::from_nanos(self.now), rtt, achieved) {
+        if let Some(rate) = auto.on_answer(Duration::from_nanos(sent_ns), Duration::from_nanos(self.now)) {
             self.set_link_rate(rate);
         }
     }
@@ -513,14 +505,18 @@ fn new_shaper(config: &RobotConfig, rng: &mut SplitMix64) -> (Shaper, BitRate) {
         (None, RateMode::Auto) => unreachable!("auto has a controller"),
     };
     let shaped = profile.shaped_rate(link_rate);
+    // The lanes' guarantees depend on the rate's mode, as the shaper's do.
+    let mut lanes = profile.clone();
+    lanes.rate = match config.rate {
+        RateMode::Auto => RateSetting::Auto,
+        RateMode::Fixed(rate) => RateSetting::Fixed(rate),
+    };
     let shaper = Shaper {
-        egress: Egress::new(&config.profile, shaped.bps() as f64),
+        egress: Egress::new(&lanes, shaped.bps() as f64),
         controller: Controller::new(profile, shaped),
         auto,
         drop_probability: vec![0.0; profile.lanes.len()],
         droppable: profile.lanes.iter().map(|l| l.drop_when_congested).collect(),
-        last_answer_ns: 0,
-        achieved: BitRate::from_bps(0),
         rng: SplitMix64::new(rng.next_u64()),
     };
     (shaper, link_rate)
