@@ -179,6 +179,11 @@ impl RateController {
     /// The shaper has sent `total_bytes` since it started, as of `now` (every poll;
     /// the counter only grows).
     pub fn on_sent(&mut self, now: Duration, total_bytes: u64) {
+        // A counter that went back (the lanes' classes were replaced, by a reload)
+        // starts the history anew: no rate spans the reset.
+        if self.sent.back().is_some_and(|(_, last)| total_bytes < *last) {
+            self.sent.clear();
+        }
         self.sent.push_back((now, total_bytes));
         while self.sent.len() > 2 && self.sent[1].0 + HISTORY < now {
             self.sent.pop_front();
@@ -442,6 +447,21 @@ mod tests {
         assert_eq!(c.on_tick(1_012 * MS), None, "1 ms overdue is within the threshold");
         assert_eq!(c.on_tick(1_015 * MS), Some(policy().min_rate), "4 ms overdue: a queue, of unknown depth");
         assert!(c.queue_standing());
+    }
+
+    #[test]
+    fn a_byte_counter_that_goes_back_starts_the_history_anew() {
+        let mut c = RateController::new(&policy());
+        quiet(&mut c, 0, 500, 4e6);
+        c.on_sent(at(510), 10); // the classes were replaced: their counters restart
+        c.on_sent(at(520), 5_010);
+        assert_eq!(c.achieved(at(520)), mbit(4.0), "5000 bytes in 10 ms, nothing across the reset");
+        for t in (530..1_000u64).step_by(10) {
+            c.on_sent(at(t), 5_010 + (t - 520) * 500);
+            c.on_answer(at(t), at(t) + MS);
+            c.on_tick(at(t) + MS);
+        }
+        assert_eq!(c.rate(), mbit(10.0), "and the controller goes on as before (unloaded: no ramp)");
     }
 
     #[test]
