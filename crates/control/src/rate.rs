@@ -64,9 +64,6 @@ const FAST_DOUBLING: Duration = Duration::from_millis(150);
 /// A queue that measures the link this much faster than the last rate known good
 /// ends the doubling of the hold.
 const GREW: f64 = 1.2;
-/// After a queue too brief to measure the link, the rate resumes at this fraction
-/// of the rate before it (cake-autorate's cut on bufferbloat).
-const AFTER_A_BRIEF_QUEUE: f64 = 1.0;
 /// The link's own delay noise is tracked as this quantile of the answers' delay…
 const NOISE_QUANTILE: f64 = 0.9;
 /// …moving by at most this per answer…
@@ -108,9 +105,6 @@ pub struct RateController {
     answers: VecDeque<Answer>,
     /// The shaper's cumulative sent bytes at each poll, oldest first.
     sent: VecDeque<(Duration, u64)>,
-    /// The link's capacity as last measured by a train, or the rate resumed after a
-    /// queue too brief to measure.
-    capacity: Option<BitRate>,
     /// The queue standing now, if one does.
     episode: Option<Episode>,
     /// The delay probes meet on this link without a queue (the 90th percentile
@@ -138,7 +132,6 @@ impl RateController {
             baseline: None,
             answers: VecDeque::new(),
             sent: VecDeque::new(),
-            capacity: None,
             episode: None,
             noise: Duration::ZERO,
             last_queue: None,
@@ -163,17 +156,6 @@ impl RateController {
     /// The baseline (unloaded) RTT, once known.
     pub fn baseline(&self) -> Option<Duration> {
         self.baseline
-    }
-
-    /// The link's capacity as last measured while its FIFO was busy (or the rate
-    /// resumed after a queue too brief to measure).
-    pub fn capacity(&self) -> Option<BitRate> {
-        self.capacity
-    }
-
-    /// Whether a queue stands at the link now (as of the last call).
-    pub fn queue_standing(&self) -> bool {
-        self.episode.is_some()
     }
 
     /// The shaper has sent `total_bytes` since it started, as of `now` (every poll;
@@ -259,7 +241,7 @@ impl RateController {
 
     /// The queue delay every recent probe met: the least of the last answers', or
     /// how overdue the next answer is if that is more.
-    pub fn standing_queue(&self, now: Duration) -> Duration {
+    fn standing_queue(&self, now: Duration) -> Duration {
         let answered =
             self.answers.iter().rev().take(STANDING_ANSWERS).map(|a| a.queue).min().unwrap_or(Duration::ZERO);
         let overdue = self.answers.back().map_or(Duration::ZERO, |last| {
@@ -316,13 +298,12 @@ impl RateController {
             // The queue is gone. A train measured the link: that is its rate. If
             // none did, the queue was brief (a trace's gap, a burst, a ramp that
             // just passed the link): back to the last rate known not to build one.
-            let resume = episode.measured.unwrap_or(episode.before.scaled(AFTER_A_BRIEF_QUEUE));
+            let resume = episode.measured.unwrap_or(episode.before);
             if resume.bps() as f64 > GREW * episode.before.bps() as f64 {
                 // The probe found a faster link: it may be faster still.
                 self.hold = self.policy.probe_hold;
                 self.hold_until = now + self.hold;
             }
-            self.capacity = Some(resume);
             return self.set(resume);
         }
         if now < self.hold_until {
@@ -446,7 +427,7 @@ mod tests {
         // and one may be lost: nothing is said before 1011 ms + the threshold.
         assert_eq!(c.on_tick(1_012 * MS), None, "1 ms overdue is within the threshold");
         assert_eq!(c.on_tick(1_015 * MS), Some(policy().min_rate), "4 ms overdue: a queue, of unknown depth");
-        assert!(c.queue_standing());
+        assert!(c.episode.is_some(), "a queue stands");
     }
 
     #[test]
@@ -475,7 +456,7 @@ mod tests {
             c.on_answer(at(t), at(t) + MS + Duration::from_micros(wait));
             c.on_tick(at(t) + 9 * MS);
             if t >= 1_000 {
-                assert!(!c.queue_standing(), "{t} ms: noise counted as a queue (noise {:?})", c.noise);
+                assert!(c.episode.is_none(), "{t} ms: noise counted as a queue (noise {:?})", c.noise);
             }
         }
     }
@@ -573,9 +554,9 @@ mod tests {
         out
     }
 
-    fn percentile(mut v: Vec<f64>, p: f64) -> f64 {
+    fn percentile(mut v: Vec<f64>, q: f64) -> f64 {
         v.sort_by(f64::total_cmp);
-        v[((v.len() - 1) as f64 * p).round() as usize]
+        bauxite_core::stats::percentile(&v, q).expect("samples")
     }
 
     #[test]
