@@ -498,7 +498,7 @@ pub fn link_figures(phases: &[&PhaseTrace], link: &LinkFacts, protect_target_ms:
 }
 
 /// `part` of `whole` in %, 0 of nothing.
-fn percent(part: usize, whole: usize) -> f64 {
+pub fn percent(part: usize, whole: usize) -> f64 {
     if whole == 0 { 0.0 } else { 100.0 * part as f64 / whole as f64 }
 }
 

@@ -2,7 +2,7 @@
 
 pub use bauxite_core::figures::PhaseSummary;
 use bauxite_core::figures::{
-    BIN_NS, CriticalMessage, FrameDelivery, LinkFacts, PhaseTrace, link_figures, time_to_protect_first_drop,
+    BIN_NS, CriticalMessage, FrameDelivery, LinkFacts, PhaseTrace, link_figures, percent, time_to_protect_first_drop,
 };
 use bauxite_core::stats;
 pub use bauxite_core::stats::{LatencyMs, UpdateDelayMs};
@@ -231,7 +231,7 @@ pub fn summarize(trials: &[PhaseData], protected: bool) -> PhaseSummary {
         critical_latency_ms: LatencyMs::of(&latencies),
         critical_latency_from_drop_ms: LatencyMs::of(&from_drop),
         update_delay_ms: UpdateDelayMs::of(&delays),
-        critical_loss_pct: if sent == 0 { 0.0 } else { 100.0 * lost as f64 / sent as f64 },
+        critical_loss_pct: percent(lost, sent),
         bulk_throughput_mbps: bytes as f64 * 8.0 / seconds.max(1e-9) / 1e6,
         bulk_dropped_packets: dropped,
         video_fps: frames as f64 / seconds.max(1e-9),

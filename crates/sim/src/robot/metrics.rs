@@ -11,7 +11,7 @@ pub use bauxite_core::figures::{
 };
 pub use bauxite_core::stats::{LatencyMs, UpdateDelayMs};
 
-use bauxite_core::figures::SETTLE;
+use bauxite_core::figures::{SETTLE, percent};
 
 use super::PhaseTrace;
 
@@ -94,7 +94,7 @@ pub fn summarize(
         critical_latency_ms: LatencyMs::of(&latencies),
         critical_latency_from_drop_ms: LatencyMs::of(&from_drop),
         update_delay_ms: UpdateDelayMs::of(&delays),
-        critical_loss_pct: if sent == 0 { 0.0 } else { 100.0 * lost as f64 / sent as f64 },
+        critical_loss_pct: percent(lost, sent),
         bulk_throughput_mbps: frame_bytes as f64 * 8.0 / seconds / 1e6,
         bulk_dropped_packets: dropped,
         video_fps: frames as f64 / seconds,
