@@ -65,8 +65,14 @@ fn the_workload_arrives_complete_on_a_fast_link() {
     }
     let waits = Summary::of(&waits_ms);
     assert!(waits.p50 < 10.0, "the typical correction waits less than one tick: {waits}");
+    // The update delay is the correction's latency plus its wait for the tick. The wait
+    // alone is under one tick (above); the delay may pass it by the latency: the 20 Hz
+    // corrections keep one phase against the 100 Hz loop, so when they land just after a
+    // tick nearly every one waits ~10 ms, and 10.004 ms at the median was seen. Bound it
+    // by a tick plus the corrections' own latency p99.
     let delay = Summary::of(&result.updates.iter().map(|u| u.delay_ms()).collect::<Vec<_>>());
-    assert!(delay.p50 < 10.0 && delay.max < 50.0, "update delay {delay}");
+    let latency = Summary::of(&corrections.iter().map(|a| a.latency_ms()).collect::<Vec<_>>());
+    assert!(delay.p50 < 10.0 + latency.p99 && delay.max < 50.0, "update delay {delay}, latency {latency}");
     assert!(result.updates.windows(2).all(|w| w[1].seq > w[0].seq), "each correction consumed once, in order");
 
     // The tap saw every measurement as it happened, exactly once.
