@@ -107,6 +107,8 @@ pub struct RateController {
     sent: VecDeque<(Duration, u64)>,
     /// The queue standing now, if one does.
     episode: Option<Episode>,
+    /// The delay the probes' own lane adds before the link (see [`Self::on_own_queue`]).
+    own_queue: Duration,
     /// The delay probes meet on this link without a queue (the 90th percentile
     /// of the answers' delay outside queues): a trace's wait for its next
     /// opportunity, a packet in transmission. Not counted as a queue.
@@ -133,6 +135,7 @@ impl RateController {
             answers: VecDeque::new(),
             sent: VecDeque::new(),
             episode: None,
+            own_queue: Duration::ZERO,
             noise: Duration::ZERO,
             last_queue: None,
             hold_until: Duration::ZERO,
@@ -172,12 +175,20 @@ impl RateController {
         }
     }
 
+    /// The probes' own lane holds this much queue in the shaper (its backlog over its
+    /// departure rate, every poll). It is taken off each answer: read as the link's,
+    /// a queue of the shaper's own would be answered with a lower rate, which only
+    /// makes it grow (the lane never dropped then queues behind its guarantee).
+    pub fn on_own_queue(&mut self, delay: Duration) {
+        self.own_queue = delay;
+    }
+
     /// The answer to a probe sent at `sent` arrived at `received`; returns the new
     /// rate if it changed.
     pub fn on_answer(&mut self, sent: Duration, received: Duration) -> Option<BitRate> {
         let rtt = received.saturating_sub(sent);
         let baseline = self.follow_baseline(rtt);
-        let queue = rtt.saturating_sub(baseline);
+        let queue = rtt.saturating_sub(baseline).saturating_sub(self.own_queue);
         // Outside queues and upward probes: a queue the probe is building is not
         // the link's noise.
         if self.episode.is_none() && self.ramp.is_none() {
@@ -247,7 +258,8 @@ impl RateController {
         let overdue = self.answers.back().map_or(Duration::ZERO, |last| {
             let expected = last.sent
                 + self.policy.probe_interval * (1 + LOST_PROBES_TOLERATED)
-                + self.baseline.unwrap_or_default();
+                + self.baseline.unwrap_or_default()
+                + self.own_queue;
             now.saturating_sub(expected)
         });
         answered.max(overdue)
@@ -443,6 +455,25 @@ mod tests {
             c.on_tick(at(t) + MS);
         }
         assert_eq!(c.rate(), mbit(10.0), "and the controller goes on as before (unloaded: no ramp)");
+    }
+
+    #[test]
+    fn a_queue_in_the_probes_own_lane_is_not_the_links() {
+        let mut c = RateController::new(&policy());
+        quiet(&mut c, 0, 1_000, 4e6);
+        // The shaper's own critical lane holds 150 ms: answers are that late, and
+        // overdue by as much, but the link's FIFO is empty.
+        c.on_own_queue(150 * MS);
+        for t in (1_000..2_000u64).step_by(10) {
+            c.on_sent(at(t), t * 500);
+            c.on_answer(at(t), at(t) + 151 * MS);
+            c.on_tick(at(t) + 155 * MS);
+            assert!(c.episode.is_none(), "{t} ms: the shaper's own queue taken for the link's");
+        }
+        c.on_own_queue(Duration::ZERO);
+        c.on_answer(at(2_000), at(2_000) + 151 * MS);
+        c.on_answer(at(2_010), at(2_010) + 151 * MS);
+        assert!(c.episode.is_some(), "the same delay with no queue of its own is the link's");
     }
 
     #[test]

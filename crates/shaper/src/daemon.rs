@@ -540,6 +540,10 @@ impl<'a> ControlLoop<'a> {
             }
         }
         let sent_bytes = lane_classes.iter().map(|c| c.bytes).sum();
+        if let Some(auto) = self.auto.as_mut() {
+            // The probes ride lane 0 (`with_probe_rule`): its own queue is not the link's.
+            auto.controller.on_own_queue(verdicts[0].queue_delay);
+        }
         if let Some(new_link_rate) = self.follow_link_rate(sent_bytes) {
             self.link_rate = new_link_rate;
             self.rate = self.profile.shaped_rate(new_link_rate);

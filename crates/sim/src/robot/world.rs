@@ -467,6 +467,8 @@ impl<'a> World<'a> {
         }
         // As the daemon does: the lanes' sent bytes, then the time.
         if let Some(auto) = shaper.auto.as_mut() {
+            // As the daemon does: the probes' lane 0's own queue is not the link's.
+            auto.on_own_queue(verdicts[0].queue_delay);
             auto.on_sent(now, samples.iter().map(|s| s.sent_bytes).sum());
             if let Some(rate) = auto.on_tick(now) {
                 self.set_link_rate(rate);
