@@ -1,5 +1,5 @@
 //! End-to-end tests of `bauxite bridge` with an independent DDS implementation on every other
-//! side: a Cyclone DDS publisher (PyPI `cyclonedds`, `crates/bridge/tests/cyclone_peer.py`)
+//! side: a Cyclone DDS publisher (PyPI `cyclonedds`, `crates/eval/peers/cyclonedds_peer.py`)
 //! sends ROS 2 LaserScans at 30 Hz, the bridge (RustDDS) runs as its own process, and Cyclone
 //! subscribers read its outputs — all over loopback, each test in its own DDS domain.
 //!
@@ -19,7 +19,7 @@ use common::output_within;
 use prometheus::{PROMETHEUS, free_port, prom_query, prom_until, prometheus_or_skip};
 
 fn peer_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../bridge/tests/cyclone_peer.py")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../eval/peers/cyclonedds_peer.py")
 }
 
 /// Whether Cyclone DDS for Python is importable; panics under CI=true if not.
