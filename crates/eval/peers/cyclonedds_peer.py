@@ -1,10 +1,18 @@
 #!/usr/bin/env python3
-"""An independent DDS peer for the bridge's tests and benchmark: Eclipse Cyclone DDS (PyPI `cyclonedds`).
+"""An independent DDS peer: Eclipse Cyclone DDS (PyPI `cyclonedds`), for seed 004's evaluation and
+the bridge's tests and benchmark.
 
 It publishes or subscribes ROS 2 `sensor_msgs/msg/LaserScan` on a DDS topic exactly as a ROS 2 node
 would put it on the wire (`rt/<name>`, type `sensor_msgs::msg::dds_::LaserScan_`), so a test can show
 the bridge forwarding another implementation's samples to another implementation's readers.
 
+The evaluation's peer protocol (crates/eval/peers/README.md), chosen by `--duration`:
+  pub --topic rt/scan --hz 30 --duration S [--ranges 1081] [--best-effort]
+      [--history keep_all|keep_last] [--depth N] [--max-samples N] [--domain D] [--interface ADDR]
+  sub --topic rt/scan/critical --duration S [--best-effort] [--depth N] [--domain D] [--interface ADDR]
+      {"ev": ...} JSON lines; see the README.
+
+The bridge tests' form (without `--duration`):
   pub  --topic rt/scan --hz 30 --count 300 [--ranges 1081] [--best-effort]
        waits for a matched reader, publishes `count` scans; header.frame_id carries the sequence
        number and header.stamp the wall-clock send time; prints one JSON line when done.
@@ -16,15 +24,28 @@ the bridge forwarding another implementation's samples to another implementation
        reads `diagnostic_msgs/msg/DiagnosticArray` and prints one JSON line per status
        {"recv_ns": t, "level": l, "name": n, "message": m, "values": {k: v}} until `--timeout`.
 
-Unless CYCLONEDDS_URI is set, Cyclone is confined to the loopback interface with unicast discovery
-to 127.0.0.1, so nothing leaves the machine.
+Where Cyclone talks: `--interface ADDR` confines it to that interface with multicast discovery (the
+evaluation's namespaces); without it CYCLONEDDS_URI decides, and if that is unset too, Cyclone is
+confined to the loopback interface with unicast discovery to 127.0.0.1, so nothing leaves the machine.
+Cyclone's only transport here is UDP (no shared memory: its Iceoryx transport is not configured).
 """
 
 import argparse
 import json
 import os
+import signal
 import sys
 import time
+from dataclasses import dataclass
+
+from cyclonedds.core import DDSException, Policy, Qos, ReadCondition, SampleState, ViewState, InstanceState, WaitSet
+from cyclonedds.domain import DomainParticipant
+from cyclonedds.idl import IdlStruct
+from cyclonedds.idl.types import float32, int32, sequence, uint8, uint32
+from cyclonedds.pub import DataWriter
+from cyclonedds.sub import DataReader
+from cyclonedds.topic import Topic
+from cyclonedds.util import duration
 
 LOOPBACK = (
     "<CycloneDDS><Domain id='any'><General><Interfaces><NetworkInterface name='lo'/></Interfaces>"
@@ -32,18 +53,12 @@ LOOPBACK = (
     "<MaxAutoParticipantIndex>60</MaxAutoParticipantIndex><Peers><Peer address='127.0.0.1'/></Peers>"
     "</Discovery></Domain></CycloneDDS>"
 )
-os.environ.setdefault("CYCLONEDDS_URI", LOOPBACK)
 
-from dataclasses import dataclass  # noqa: E402
-
-from cyclonedds.core import Policy, Qos  # noqa: E402
-from cyclonedds.domain import DomainParticipant  # noqa: E402
-from cyclonedds.idl import IdlStruct  # noqa: E402
-from cyclonedds.idl.types import float32, int32, sequence, uint8, uint32  # noqa: E402
-from cyclonedds.pub import DataWriter  # noqa: E402
-from cyclonedds.sub import DataReader  # noqa: E402
-from cyclonedds.topic import Topic  # noqa: E402
-from cyclonedds.util import duration  # noqa: E402
+# One interface, default multicast SPDP on it: how every peer discovers the others in the evaluation.
+ON_INTERFACE = (
+    "<CycloneDDS><Domain id='any'><General><Interfaces><NetworkInterface address='{address}'/></Interfaces>"
+    "</General></Domain></CycloneDDS>"
+)
 
 
 @dataclass
@@ -94,11 +109,43 @@ class DiagnosticArray_(IdlStruct, typename="diagnostic_msgs::msg::dds_::Diagnost
 
 
 def qos(best_effort: bool) -> Qos:
+    """The bridge tests' QoS: RELIABLE (writes block up to 1 s) or BEST_EFFORT, KEEP_LAST 10."""
     reliability = Policy.Reliability.BestEffort if best_effort else Policy.Reliability.Reliable(duration(seconds=1))
     return Qos(reliability, Policy.History.KeepLast(10), Policy.Durability.Volatile)
 
 
+def protocol_qos(args) -> Qos:
+    """The evaluation's QoS from the protocol's flags. A RELIABLE writer keeps Cyclone's own
+    max_blocking_time (100 ms): how long a write waits for room before it fails is part of the
+    backpressure being measured, so it is the implementation's, not ours."""
+    reliability = Policy.Reliability.BestEffort if args.best_effort else Policy.Reliability.Reliable(duration(milliseconds=100))
+    keep_all = getattr(args, "history", "keep_last") == "keep_all"
+    history = Policy.History.KeepAll if keep_all else Policy.History.KeepLast(args.depth)
+    policies = [reliability, history, Policy.Durability.Volatile]
+    if getattr(args, "max_samples", 0):
+        n = args.max_samples
+        policies.append(Policy.ResourceLimits(max_samples=n, max_instances=1, max_samples_per_instance=n))
+    return Qos(*policies)
+
+
+def laser_scan(seq: int, now_ns: int, ranges: list, period: float) -> LaserScan_:
+    """A scan whose header carries `seq` (frame_id) and `now_ns` (stamp)."""
+    return LaserScan_(
+        header=Header_(stamp=Time_(sec=now_ns // 1_000_000_000, nanosec=now_ns % 1_000_000_000), frame_id=str(seq)),
+        angle_min=-2.35,
+        angle_max=2.35,
+        angle_increment=4.7 / max(len(ranges), 1),
+        time_increment=0.0,
+        scan_time=period,
+        range_min=0.02,
+        range_max=30.0,
+        ranges=ranges,
+        intensities=ranges,
+    )
+
+
 def publish(args) -> None:
+    """The bridge tests' publisher: waits for a reader, then `count` scans on absolute times."""
     dp = DomainParticipant(args.domain)
     topic = Topic(dp, args.topic, LaserScan_)
     writer = DataWriter(dp, topic, qos(args.best_effort))
@@ -116,20 +163,7 @@ def publish(args) -> None:
         delay = target - time.monotonic()
         if delay > 0:
             time.sleep(delay)
-        now = time.time_ns()
-        scan = LaserScan_(
-            header=Header_(stamp=Time_(sec=now // 1_000_000_000, nanosec=now % 1_000_000_000), frame_id=str(seq)),
-            angle_min=-2.35,
-            angle_max=2.35,
-            angle_increment=4.7 / max(args.ranges, 1),
-            time_increment=0.0,
-            scan_time=period,
-            range_min=0.02,
-            range_max=30.0,
-            ranges=ranges,
-            intensities=ranges,
-        )
-        writer.write(scan)
+        writer.write(laser_scan(seq, time.time_ns(), ranges, period))
     elapsed = time.monotonic() - start
     print(json.dumps({"published": args.count, "seconds": elapsed}), flush=True)
     # Give RELIABLE readers time to repair the tail before the writer disappears.
@@ -137,28 +171,112 @@ def publish(args) -> None:
     time.sleep(0.5)
 
 
-def subscribe(args) -> None:
+def emit(line: dict) -> None:
+    print(json.dumps(line, separators=(",", ":")), flush=True)
+
+
+class Stop:
+    """SIGTERM and SIGINT end a protocol run between samples, so the last lines are still printed."""
+
+    def __init__(self, seconds: float):
+        self.requested = False
+        self.deadline = time.monotonic() + seconds
+        signal.signal(signal.SIGTERM, self.request)
+        signal.signal(signal.SIGINT, self.request)
+
+    def request(self, *_):
+        self.requested = True
+
+    def due(self) -> bool:
+        return self.requested or time.monotonic() >= self.deadline
+
+
+def next_tick(due: float, period: float, now: float) -> float:
+    """The tick after the one due at `due`, skipping the ones already missed at `now`: an rclpy
+    (rcl) timer's rule, so a write that blocked delays one attempt and the grid resumes."""
+    due += period
+    if due < now:
+        due += period * (int((now - due) / period) + 1)
+    return due
+
+
+def publish_protocol(args) -> None:
+    """The evaluation's publisher: a fixed-period timer, no waiting for readers, one line per attempt."""
     dp = DomainParticipant(args.domain)
-    topic = Topic(dp, args.topic, LaserScan_)
-    reader = DataReader(dp, topic, qos(args.best_effort))
+    writer = DataWriter(dp, Topic(dp, args.topic, LaserScan_), protocol_qos(args))
+    ranges = [1.5] * args.ranges
+    period = 1.0 / args.hz
+    emit({"ev": "ready"})
+    stop = Stop(args.duration)
+    due = time.monotonic()
+    seq = 0
+    while not stop.due():
+        delay = due - time.monotonic()
+        if delay > 0:
+            time.sleep(min(delay, 0.05))
+            continue
+        due = next_tick(due, period, time.monotonic())
+        now = time.time_ns()
+        scan = laser_scan(seq, now, ranges, period)
+        began = time.monotonic_ns()
+        try:
+            writer.write(scan)
+            ok = True
+        except DDSException:  # DDS_RETCODE_TIMEOUT: no room within max_blocking_time
+            ok = False
+        emit({"ev": "pub", "seq": seq, "t_ns": now, "ok": ok, "call_ns": time.monotonic_ns() - began})
+        seq += 1
+    if not stop.requested:
+        try:  # let RELIABLE readers repair the tail; bounded, since a frozen reader never acknowledges
+            writer.wait_for_acks(duration(seconds=1))
+        except DDSException:
+            pass
+
+
+def scans(dp, reader, until):
+    """Yields (scan, recv_ns) for each LaserScan as it arrives, until `until()` says stop.
+    A waitset wakes on arrival, so no polling interval adds to the measured latency."""
+    waitset = WaitSet(dp)
+    waitset.attach(ReadCondition(reader, SampleState.Any | ViewState.Any | InstanceState.Any))
+    while not until():
+        waitset.wait(duration(milliseconds=50))
+        for scan in reader.take(N=64):
+            recv = time.time_ns()
+            if isinstance(scan, LaserScan_):  # a writer that went away is an InvalidSample
+                yield scan, recv
+
+
+def stamp_ns(scan: LaserScan_) -> int:
+    return scan.header.stamp.sec * 1_000_000_000 + scan.header.stamp.nanosec
+
+
+def subscribe(args) -> None:
+    """The bridge tests' subscriber: stops by itself (`--expect`, `--idle`, `--timeout`)."""
+    dp = DomainParticipant(args.domain)
+    reader = DataReader(dp, Topic(dp, args.topic, LaserScan_), qos(args.best_effort))
     print("ready", flush=True)
     deadline = time.monotonic() + args.timeout
     last = None
     got = 0
-    while time.monotonic() < deadline:
-        if last is not None and time.monotonic() - last > args.idle:
-            break
-        if args.expect and got >= args.expect:
-            break
-        for scan in reader.take(N=64):
-            recv = time.time_ns()
-            if not isinstance(scan, LaserScan_):
-                continue  # a writer went away: Cyclone hands out an InvalidSample for that
-            stamp = scan.header.stamp.sec * 1_000_000_000 + scan.header.stamp.nanosec
-            print(json.dumps({"seq": int(scan.header.frame_id), "recv_ns": recv, "latency_ns": recv - stamp}), flush=True)
-            last = time.monotonic()
-            got += 1
-        time.sleep(0.001)
+
+    def until() -> bool:
+        idle = last is not None and time.monotonic() - last > args.idle
+        return time.monotonic() >= deadline or idle or bool(args.expect and got >= args.expect)
+
+    for scan, recv in scans(dp, reader, until):
+        print(json.dumps({"seq": int(scan.header.frame_id), "recv_ns": recv, "latency_ns": recv - stamp_ns(scan)}), flush=True)
+        last = time.monotonic()
+        got += 1
+
+
+def subscribe_protocol(args) -> None:
+    """The evaluation's subscriber: one line per sample until --duration or a signal."""
+    dp = DomainParticipant(args.domain)
+    reader = DataReader(dp, Topic(dp, args.topic, LaserScan_), protocol_qos(args))
+    emit({"ev": "ready"})
+    stop = Stop(args.duration)
+    for scan, recv in scans(dp, reader, stop.due):
+        emit({"ev": "recv", "seq": int(scan.header.frame_id), "stamp_ns": stamp_ns(scan), "recv_ns": recv})
 
 
 def diagnostics(args) -> None:
@@ -178,21 +296,65 @@ def diagnostics(args) -> None:
         time.sleep(0.01)
 
 
-def main() -> None:
+# Flags of one form only; giving one to the other form is an error, not silently ignored.
+LEGACY_ONLY = ("count", "settle", "timeout", "idle", "expect")
+PROTOCOL_ONLY = ("depth", "history", "max_samples")
+
+
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("mode", choices=["pub", "sub", "diag"])
     parser.add_argument("--topic", required=True)
     parser.add_argument("--domain", type=int, default=0)
+    parser.add_argument("--interface", help="the only interface (address) Cyclone uses, with multicast discovery")
     parser.add_argument("--best-effort", action="store_true")
     parser.add_argument("--hz", type=float, default=30.0)
-    parser.add_argument("--count", type=int, default=300)
     parser.add_argument("--ranges", type=int, default=1081)
-    parser.add_argument("--settle", type=float, default=0.5, help="seconds to wait after the first match")
-    parser.add_argument("--timeout", type=float, default=30.0)
-    parser.add_argument("--idle", type=float, default=3.0)
-    parser.add_argument("--expect", type=int, default=0)
-    args = parser.parse_args()
-    {"pub": publish, "sub": subscribe, "diag": diagnostics}[args.mode](args)
+    parser.add_argument("--duration", type=float, help="seconds to run: the evaluation's protocol")
+    parser.add_argument("--depth", type=int, help="protocol: KEEP_LAST depth (default 10)")
+    parser.add_argument("--history", choices=["keep_all", "keep_last"], help="protocol: writer history")
+    parser.add_argument("--max-samples", type=int, help="protocol: the writer's resource limit")
+    parser.add_argument("--count", type=int, help="bridge tests: scans to publish (default 300)")
+    parser.add_argument("--settle", type=float, help="bridge tests: seconds to wait after the first match (0.5)")
+    parser.add_argument("--timeout", type=float, help="bridge tests: seconds to run at most (30)")
+    parser.add_argument("--idle", type=float, help="bridge tests: seconds without a sample to stop after (3)")
+    parser.add_argument("--expect", type=int, help="bridge tests: samples to stop after")
+    args = parser.parse_args(argv)
+    protocol = args.duration is not None
+    if protocol and args.mode == "diag":
+        parser.error("diag has no --duration; it runs until --timeout")
+    wrong = PROTOCOL_ONLY if not protocol else LEGACY_ONLY
+    given = [f"--{n.replace('_', '-')}" for n in wrong if getattr(args, n) is not None]
+    if given:
+        form = "the bridge tests' form (no --duration)" if not protocol else "the protocol's form (--duration)"
+        parser.error(f"{', '.join(given)}: not a flag of {form}")
+    defaults = {"depth": 10, "history": "keep_last", "max_samples": 0} if protocol else {
+        "count": 300, "settle": 0.5, "timeout": 30.0, "idle": 3.0, "expect": 0}
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+    for name in ("hz", "depth", "ranges", "max_samples", "count"):
+        value = getattr(args, name, None)
+        if value is not None and (value < 0 or (name in ("hz", "depth") and value == 0)):
+            parser.error(f"--{name.replace('_', '-')} {value}: must be positive")
+    return args
+
+
+def main() -> None:
+    args = parse_args()
+    if args.interface:
+        os.environ["CYCLONEDDS_URI"] = ON_INTERFACE.format(address=args.interface)
+    else:
+        os.environ.setdefault("CYCLONEDDS_URI", LOOPBACK)
+    protocol = args.duration is not None
+    run = {
+        ("pub", True): publish_protocol,
+        ("sub", True): subscribe_protocol,
+        ("pub", False): publish,
+        ("sub", False): subscribe,
+        ("diag", False): diagnostics,
+    }[(args.mode, protocol)]
+    run(args)
 
 
 if __name__ == "__main__":
