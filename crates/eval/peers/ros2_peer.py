@@ -27,7 +27,6 @@ import array
 import json
 import os
 import signal
-import sys
 import tempfile
 import time
 
@@ -75,8 +74,6 @@ WRITER = """    <publisher profile_name="{topic}">
 
 def ros_topic(dds_topic: str) -> str:
     """The ROS 2 name of a DDS topic name: `rt/scan` is `/scan`."""
-    if not dds_topic.startswith("rt/") or len(dds_topic) == 3:
-        sys.exit(f"ros2_peer: --topic {dds_topic!r}: a ROS 2 topic's DDS name starts with 'rt/' (rt/scan is /scan)")
     return "/" + dds_topic[3:]
 
 
@@ -225,6 +222,8 @@ def parse_args():
     parser.add_argument("--history", choices=["keep_all", "keep_last"], default="keep_last")
     parser.add_argument("--max-samples", type=int, default=0, help="the writer's resource limit (Fast DDS XML)")
     args = parser.parse_args()
+    if not args.topic.startswith("rt/") or len(args.topic) == 3:
+        parser.error(f"--topic {args.topic}: a ROS 2 topic's DDS name starts with 'rt/' (rt/scan is /scan)")
     if args.mode == "pub" and args.duration is None:
         parser.error("pub needs --duration")
     for name in ("depth", "hz", "max_samples", "ranges"):
