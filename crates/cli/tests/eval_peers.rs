@@ -13,6 +13,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod peers;
 
+use bauxite_sys::Netns;
 use peers::Implementation::{self, Cyclone, Ros2FastDds};
 use peers::{Peer, arrivals, attempts, peers_or_skip};
 
@@ -25,20 +26,52 @@ fn now_ns() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64
 }
 
+/// Where a peer runs: a network namespace, and the address of the interface it is confined to
+/// (`--interface`; `None`: the peers' loopback default).
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    ns: &'a Netns,
+    interface: Option<&'a str>,
+}
+
+/// The test's own namespace, on loopback.
+fn here() -> Place<'static> {
+    static CURRENT: std::sync::OnceLock<Netns> = std::sync::OnceLock::new();
+    Place { ns: CURRENT.get_or_init(Netns::current), interface: None }
+}
+
+/// A peer of `implementation` at `place` with `args` plus the place's `--interface`.
+fn peer_at(place: Place, name: &str, implementation: Implementation, args: &[&str]) -> Peer {
+    let mut args = args.to_vec();
+    if let Some(address) = place.interface {
+        args.extend(["--interface", address]);
+    }
+    Peer::spawn_in(place.ns, &format!("{implementation:?} {name}"), implementation, &args)
+}
+
 /// A subscriber of `implementation` on `topic`, ready; it runs until SIGTERM (60 s at most).
 fn subscriber(implementation: Implementation, domain: &str, topic: &str) -> Peer {
+    subscriber_at(here(), implementation, domain, topic)
+}
+
+fn subscriber_at(place: Place, implementation: Implementation, domain: &str, topic: &str) -> Peer {
     let args = ["sub", "--domain", domain, "--topic", topic, "--duration", "60"];
-    let mut sub = Peer::spawn(&format!("{implementation:?} subscriber"), implementation, &args);
+    let mut sub = peer_at(place, "subscriber", implementation, &args);
     sub.wait_ready(START);
     sub
 }
 
 /// Publishes LaserScans at 30 Hz for `seconds` from `publisher` to `subscriber` (already
-/// ready) on `topic`, and checks the stream the protocol promises.
+/// ready) on `rt/scan`, and checks the stream the protocol promises.
 fn stream(publisher: Implementation, domain: &str, seconds: u32, sub: Peer) {
+    stream_from(here(), publisher, domain, seconds, sub);
+}
+
+/// As `stream`, with the publisher at `place`; returns how many samples arrived.
+fn stream_from(place: Place, publisher: Implementation, domain: &str, seconds: u32, sub: Peer) -> usize {
     let duration = seconds.to_string();
     let args = ["pub", "--domain", domain, "--topic", "rt/scan", "--hz", "30", "--duration", &duration];
-    let mut publisher_peer = Peer::spawn(&format!("{publisher:?} publisher"), publisher, &args);
+    let mut publisher_peer = peer_at(place, "publisher", publisher, &args);
     publisher_peer.wait_ready(START);
     let published = attempts(&publisher_peer.finish(Duration::from_secs(u64::from(seconds) + 30)));
     // The publisher waits for acknowledgements before it exits; the subscriber may still be
@@ -47,6 +80,7 @@ fn stream(publisher: Implementation, domain: &str, seconds: u32, sub: Peer) {
     let received = arrivals(&sub.terminate(Duration::from_secs(15)));
     let what = format!("{publisher:?} publisher on domain {domain}");
     check_stream(&what, &published, &received, f64::from(seconds));
+    received.len()
 }
 
 fn check_stream(what: &str, published: &[(u64, u64, bool, u64)], received: &[(u64, u64, u64)], seconds: f64) {
@@ -275,4 +309,47 @@ fn fast_dds_keep_all_with_limits_collapses_on_a_frozen_reader_and_keep_last_does
     if peers_or_skip("eval_peers_ros2_backpressure", &[Ros2FastDds]) {
         backpressure(Ros2FastDds, ["87", "88"]);
     }
+}
+
+/// Bytes a sample's `ranges` and `intensities` take on the wire (1081 floats each).
+const SCAN_PAYLOAD: u64 = 2 * 1081 * 4;
+
+fn tx_bytes(ns: &Netns, iface: &str) -> u64 {
+    let text = ns.exec("cat", &[&format!("/sys/class/net/{iface}/statistics/tx_bytes")]).unwrap();
+    text.trim().parse().unwrap_or_else(|e| panic!("tx_bytes of {iface}: {text:?}: {e}"))
+}
+
+/// Root: the peers never use shared memory, which would hide traffic from a link emulator
+/// between namespaces (the namespaces share /dev/shm, so shared memory would work). Each
+/// implementation talks to itself, the only case its shared memory could serve, across a
+/// veth: Fast DDS from namespace A to B and Cyclone from B to A, at once, each confined to its
+/// veth address (multicast discovery there). Every sample that arrived crossed the veth.
+#[test]
+fn every_sample_of_both_implementations_crosses_a_veth_between_namespaces() {
+    use bauxite_netlab::connect;
+    use bauxite_sys::{root_or_skip, unique_name};
+    let test = "every_sample_of_both_implementations_crosses_a_veth_between_namespaces";
+    if !root_or_skip(test) || !peers_or_skip(test, &[Cyclone, Ros2FastDds]) {
+        return;
+    }
+    let a = Netns::create(&unique_name("peers-a")).unwrap();
+    let b = Netns::create(&unique_name("peers-b")).unwrap();
+    let id = std::process::id() % 100_000;
+    let (a_if, b_if) = (format!("bxpa{id}"), format!("bxpb{id}"));
+    connect(&a, &a_if, "10.78.0.1/24", &b, &b_if, "10.78.0.2/24").unwrap();
+    let at_a = Place { ns: &a, interface: Some("10.78.0.1") };
+    let at_b = Place { ns: &b, interface: Some("10.78.0.2") };
+    let (a_before, b_before) = (tx_bytes(&a, &a_if), tx_bytes(&b, &b_if));
+    let (fast_dds, cyclone) = std::thread::scope(|scope| {
+        let fast_dds =
+            scope.spawn(|| stream_from(at_a, Ros2FastDds, "89", 6, subscriber_at(at_b, Ros2FastDds, "89", "rt/scan")));
+        let cyclone =
+            scope.spawn(|| stream_from(at_b, Cyclone, "90", 6, subscriber_at(at_a, Cyclone, "90", "rt/scan")));
+        (fast_dds.join().expect("Fast DDS A -> B"), cyclone.join().expect("Cyclone B -> A"))
+    });
+    let (a_sent, b_sent) = (tx_bytes(&a, &a_if) - a_before, tx_bytes(&b, &b_if) - b_before);
+    eprintln!("veth A sent {a_sent} bytes ({fast_dds} Fast DDS samples arrived), B sent {b_sent} ({cyclone} Cyclone)");
+    // Each direction also carries the other stream's acknowledgements and discovery, a few kB.
+    assert!(a_sent >= fast_dds as u64 * SCAN_PAYLOAD, "Fast DDS: {fast_dds} samples arrived, {a_sent} bytes crossed");
+    assert!(b_sent >= cyclone as u64 * SCAN_PAYLOAD, "Cyclone: {cyclone} samples arrived, {b_sent} bytes crossed");
 }

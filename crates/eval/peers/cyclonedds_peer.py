@@ -33,12 +33,11 @@ Cyclone's only transport here is UDP (no shared memory: its Iceoryx transport is
 import argparse
 import json
 import os
-import signal
 import sys
 import time
 from dataclasses import dataclass
 
-from cyclonedds.core import DDSException, Policy, Qos, ReadCondition, SampleState, ViewState, InstanceState, WaitSet
+from cyclonedds.core import DDSException, InstanceState, Policy, Qos, ReadCondition, SampleState, ViewState, WaitSet
 from cyclonedds.domain import DomainParticipant
 from cyclonedds.idl import IdlStruct
 from cyclonedds.idl.types import float32, int32, sequence, uint8, uint32
@@ -46,6 +45,9 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
+
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources for protocol.py
+from protocol import Stop, emit, wait_for_interface  # noqa: E402
 
 LOOPBACK = (
     "<CycloneDDS><Domain id='any'><General><Interfaces><NetworkInterface name='lo'/></Interfaces>"
@@ -118,7 +120,8 @@ def protocol_qos(args) -> Qos:
     """The evaluation's QoS from the protocol's flags. A RELIABLE writer keeps Cyclone's own
     max_blocking_time (100 ms): how long a write waits for room before it fails is part of the
     backpressure being measured, so it is the implementation's, not ours."""
-    reliability = Policy.Reliability.BestEffort if args.best_effort else Policy.Reliability.Reliable(duration(milliseconds=100))
+    blocking = duration(milliseconds=100)
+    reliability = Policy.Reliability.BestEffort if args.best_effort else Policy.Reliability.Reliable(blocking)
     keep_all = getattr(args, "history", "keep_last") == "keep_all"
     history = Policy.History.KeepAll if keep_all else Policy.History.KeepLast(args.depth)
     policies = [reliability, history, Policy.Durability.Volatile]
@@ -169,26 +172,6 @@ def publish(args) -> None:
     # Give RELIABLE readers time to repair the tail before the writer disappears.
     writer.wait_for_acks(duration(seconds=2))
     time.sleep(0.5)
-
-
-def emit(line: dict) -> None:
-    print(json.dumps(line, separators=(",", ":")), flush=True)
-
-
-class Stop:
-    """SIGTERM and SIGINT end a protocol run between samples, so the last lines are still printed."""
-
-    def __init__(self, seconds: float):
-        self.requested = False
-        self.deadline = time.monotonic() + seconds
-        signal.signal(signal.SIGTERM, self.request)
-        signal.signal(signal.SIGINT, self.request)
-
-    def request(self, *_):
-        self.requested = True
-
-    def due(self) -> bool:
-        return self.requested or time.monotonic() >= self.deadline
 
 
 def next_tick(due: float, period: float, now: float) -> float:
@@ -264,7 +247,8 @@ def subscribe(args) -> None:
         return time.monotonic() >= deadline or idle or bool(args.expect and got >= args.expect)
 
     for scan, recv in scans(dp, reader, until):
-        print(json.dumps({"seq": int(scan.header.frame_id), "recv_ns": recv, "latency_ns": recv - stamp_ns(scan)}), flush=True)
+        line = {"seq": int(scan.header.frame_id), "recv_ns": recv, "latency_ns": recv - stamp_ns(scan)}
+        print(json.dumps(line), flush=True)
         last = time.monotonic()
         got += 1
 
@@ -343,6 +327,7 @@ def parse_args(argv=None):
 def main() -> None:
     args = parse_args()
     if args.interface:
+        wait_for_interface("cyclonedds_peer", args.interface)
         os.environ["CYCLONEDDS_URI"] = ON_INTERFACE.format(address=args.interface)
     else:
         os.environ.setdefault("CYCLONEDDS_URI", LOOPBACK)

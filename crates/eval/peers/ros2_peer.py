@@ -15,6 +15,7 @@ script writes and hands to rmw_fastrtps (FASTRTPS_DEFAULT_PROFILES_FILE with
 RMW_FASTRTPS_USE_QOS_FROM_XML=1), before rclpy loads it:
   - UDPv4 only: no shared memory, so a link emulator between namespaces sees every byte;
   - only the interface at `--interface` (default 127.0.0.1: nothing leaves the machine unless asked);
+  - Fast DDS's own log on stderr (by default it prints errors on stdout, among the protocol's lines);
   - ROS 2's own publication defaults kept (asynchronous, preallocated-with-realloc), since
     RMW_FASTRTPS_USE_QOS_FROM_XML=1 would otherwise fall back to Fast DDS's;
   - `--max-samples N`: resource limits of N samples on the topic's writer, which with KEEP_ALL is
@@ -24,16 +25,25 @@ RMW_FASTRTPS_USE_QOS_FROM_XML=1), before rclpy loads it:
 
 import argparse
 import array
-import json
 import os
-import signal
+import sys
 import tempfile
 import time
+
+sys.dont_write_bytecode = True  # no __pycache__ beside the sources for protocol.py
+from protocol import Stop, emit, wait_for_interface  # noqa: E402
 
 # The profile only applies to the topic's writer: rmw_fastrtps looks a publisher's profile up
 # by its ROS 2 topic name (before mangling) and falls back to the default one.
 PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
 <dds xmlns="http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles">
+  <log>
+    <use_default>FALSE</use_default>
+    <consumer>
+      <class>StdoutErrConsumer</class>
+      <property><name>stderr_threshold</name><value>Log::Kind::Info</value></property>
+    </consumer>
+  </log>
   <profiles>
     <transport_descriptors>
       <transport_descriptor>
@@ -104,26 +114,6 @@ def configure_fastdds(args) -> None:
     for var in ("FASTDDS_BUILTIN_TRANSPORTS", "ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_STATIC_PEERS"):
         os.environ.pop(var, None)
     args.profile_path = path
-
-
-def emit(line: dict) -> None:
-    print(json.dumps(line, separators=(",", ":")), flush=True)
-
-
-class Stop:
-    """SIGTERM and SIGINT end the run between callbacks, so the last lines are still printed."""
-
-    def __init__(self, duration):
-        self.requested = False
-        self.deadline = None if duration is None else time.monotonic() + duration
-        signal.signal(signal.SIGTERM, self.request)
-        signal.signal(signal.SIGINT, self.request)
-
-    def request(self, *_):
-        self.requested = True
-
-    def due(self) -> bool:
-        return self.requested or (self.deadline is not None and time.monotonic() >= self.deadline)
 
 
 def qos(args):
@@ -234,6 +224,7 @@ def parse_args():
 
 def main() -> None:
     args = parse_args()
+    wait_for_interface("ros2_peer", args.interface)
     configure_fastdds(args)
     import rclpy
     from rclpy.signals import SignalHandlerOptions

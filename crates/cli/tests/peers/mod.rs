@@ -9,6 +9,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use bauxite_sys::Netns;
+
 /// A DDS implementation with a peer script.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Implementation {
@@ -116,8 +118,15 @@ pub struct Peer {
 impl Peer {
     /// Starts `implementation`'s peer with `args` (`pub ...` or `sub ...`).
     pub fn spawn(name: &str, implementation: Implementation, args: &[&str]) -> Self {
+        Self::spawn_in(&Netns::current(), name, implementation, args)
+    }
+
+    /// Starts `implementation`'s peer with `args` in network namespace `ns` (`ip netns exec`
+    /// execs the peer, so signals reach it).
+    pub fn spawn_in(ns: &Netns, name: &str, implementation: Implementation, args: &[&str]) -> Self {
         let (python, script) = implementation.command();
-        let mut child = Command::new(&python)
+        let mut child = ns
+            .command(&python, &[])
             .arg(&script)
             .args(args)
             .stdin(Stdio::null())
