@@ -116,6 +116,24 @@ fn check_stream(what: &str, published: &[(u64, u64, bool, u64)], received: &[(u6
     assert!(p50 < 20.0, "latency p50 {p50:.2} ms");
 }
 
+/// Each peer script is self-contained (`bauxite eval bridge` embeds them one by one), so the
+/// protocol's shared part is a copy in each: the copies must not drift apart.
+#[test]
+fn the_protocols_shared_part_is_the_same_in_every_peer_script() {
+    let shared = |script: &str| {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../eval/peers").join(script);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let begin =
+            text.find("# --- The protocol's shared part").unwrap_or_else(|| panic!("{script}: no start marker"));
+        let end =
+            text.find("# --- End of the protocol's shared part").unwrap_or_else(|| panic!("{script}: no end marker"));
+        text[begin..end].to_string()
+    };
+    let cyclone = shared("cyclonedds_peer.py");
+    assert!(cyclone.contains("def emit(") && cyclone.contains("def wait_for_interface("), "{cyclone}");
+    assert_eq!(cyclone, shared("ros2_peer.py"), "the shared part differs between the peer scripts");
+}
+
 #[test]
 fn cyclone_publisher_to_cyclone_subscriber_speaks_the_protocol() {
     if peers_or_skip("eval_peers_cyclone_loopback", &[Cyclone]) {
