@@ -12,6 +12,26 @@
 //! but its own flow's counters, and a flow's packets cross their last wire in
 //! order, so the flow monitor sees the same deliveries in the same order at the
 //! same times — with one event per packet fewer (a seventh of a 3-hop run's).
+//!
+//! Cut-through: a packet whose next channel is its last hop, when that channel is
+//! fed by the one it is leaving and nothing else (the seed's bottleneck feeding
+//! each follower's and background sink's access link), is handed to it as it
+//! leaves, with the clock set to its arrival, instead of by an arrival event. Its
+//! arrival would change nothing but that channel, which no other packet reaches
+//! first, so the result is the same when the channel is idle and empty at the
+//! arrival with no other arrival for it pending: the packet goes straight onto its
+//! wire and is delivered. What differs is the sequence number of that
+//! transmission's end, taken as the packet leaves rather than as it arrives; it
+//! orders the end before an arrival into the channel at the same nanosecond, which
+//! changes nothing unless packets already wait in the queue discipline then
+//! (an arrival-first order would count one more queued packet, and might drop).
+//! That takes at least `device queue + 1` packets arriving during the
+//! transmission, each at least one smallest packet's serialisation on the feeding
+//! channel apart, so a packet cuts through only if it is on this channel for less
+//! than that ([`Channel::cut_through_below`]). Outputs are byte-identical; about an
+//! eighth of the seed's comparison runs' events go.
+//!
+//! [`Channel::cut_through_below`]: crate::link::Channel::cut_through_below
 
 use bauxite_qdisc::{Nanos, Packet as QPacket};
 
@@ -37,6 +57,19 @@ pub struct RunCounters {
     pub peak_packets: u64,
 }
 
+/// Where a channel's packets come from, as the applications' routes say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Feed {
+    /// No application's route crosses it.
+    Nothing,
+    /// Applications on its sending node.
+    Local,
+    /// Only channel `0`.
+    From(u32),
+    /// More than one of the above.
+    Mixed,
+}
+
 /// A network with its applications, ready to run.
 pub struct Simulator {
     now: Nanos,
@@ -48,6 +81,7 @@ pub struct Simulator {
     monitor: FlowMonitor,
     drops: Vec<QPacket>,
     counters: RunCounters,
+    cut_through: bool,
 }
 
 impl std::fmt::Debug for Simulator {
@@ -75,7 +109,16 @@ impl Simulator {
             monitor: FlowMonitor::default(),
             drops: Vec::new(),
             counters: RunCounters::default(),
+            cut_through: true,
         }
+    }
+
+    /// Turns cut-through (see the module docs) off, so that every hop takes an
+    /// arrival event: the same results with more events, which is how the tests
+    /// check that cut-through changes nothing.
+    pub fn without_cut_through(mut self) -> Self {
+        self.cut_through = false;
+        self
     }
 
     /// Adds a UDP application and the monitored flow it creates; returns the flow index.
@@ -109,6 +152,7 @@ impl Simulator {
     /// Runs until no event is left: every application has stopped and every
     /// packet has been delivered or dropped.
     pub fn run(&mut self) -> RunCounters {
+        self.plan_cut_through();
         while let Some((time, event)) = self.events.pop() {
             debug_assert!(time >= self.now, "time went backwards");
             self.now = time;
@@ -129,6 +173,45 @@ impl Simulator {
         self.counters.end_time = self.counters.end_time.max(self.now);
         self.counters.peak_packets = self.pool.high_water() as u64;
         self.counters
+    }
+
+    /// Marks the channels a packet may cut through into: those whose packets all
+    /// come off one other channel, by every application's route. The bound on a
+    /// packet's transmission there is (device queue + 1) serialisations of the
+    /// smallest packet any application sends on that feeding channel.
+    fn plan_cut_through(&mut self) {
+        let channels = self.topology.channels.len();
+        let mut feeds = vec![Feed::Nothing; channels];
+        for (app, _) in &self.apps {
+            let (mut node, mut from) = (app.src, Feed::Local);
+            // A route is a shortest path, so it crosses each channel at most once.
+            for _ in 0..channels {
+                if node == app.dst {
+                    break;
+                }
+                let Some(ch) = self.topology.route(node, app.dst) else { break };
+                let feed = &mut feeds[ch as usize];
+                *feed = if *feed == Feed::Nothing || *feed == from { from } else { Feed::Mixed };
+                from = Feed::From(ch);
+                node = self.topology.channels[ch as usize].to;
+            }
+        }
+        let smallest = self.apps.iter().map(|(app, _)| app.ip_len()).min().unwrap_or(0);
+        for (down, feed) in feeds.into_iter().enumerate() {
+            let sole_feeder = match feed {
+                Feed::From(up) if self.cut_through => Some(up),
+                _ => None,
+            };
+            let below = sole_feeder.map_or(0, |up| {
+                let up = &self.topology.channels[up as usize].config;
+                let queue = self.topology.channels[down].config.device_queue_packets as u64;
+                up.tx_time(smallest + up.framing_bytes).saturating_mul(queue + 1)
+            });
+            let channel = &mut self.topology.channels[down];
+            channel.sole_feeder = sole_feeder;
+            channel.cut_through_below = below;
+            channel.arrivals_pending = 0;
+        }
     }
 
     fn app_send(&mut self, index: u32) {
@@ -173,6 +256,17 @@ impl Simulator {
             self.pool.free(slot);
             return;
         };
+        let channel = &mut self.topology.channels[ch as usize];
+        if channel.sole_feeder.is_some() {
+            // The arrival event counted when this packet left its feeder has run.
+            channel.arrivals_pending -= 1;
+        }
+        self.enter(ch, slot);
+    }
+
+    /// The packet in `slot` is offered to channel `ch` at the current time.
+    fn enter(&mut self, ch: u32, slot: u32) {
+        let packet = *self.pool.get(slot);
         let hash = self.monitor.flows[packet.flow as usize].hash;
         self.settle_completion(ch);
         let channel = &mut self.topology.channels[ch as usize];
@@ -253,7 +347,7 @@ impl Simulator {
                 channel.completion = Some((done, self.events.reserve()));
                 if channel.to == packet.dst {
                     self.deliver(slot, arrive);
-                } else {
+                } else if !self.cut_through(ch, slot, arrive) {
                     self.events.schedule(arrive, Event::Arrive(slot));
                 }
                 continue;
@@ -270,6 +364,43 @@ impl Simulator {
                 None => return,
             }
         }
+    }
+
+    /// Hands the packet in `slot`, leaving channel `up`, to its next channel as of
+    /// its arrival at `arrive` (see the module docs); false, and that channel
+    /// counts an arrival pending, when the packet must arrive by an event instead.
+    fn cut_through(&mut self, up: u32, slot: u32, arrive: Nanos) -> bool {
+        let packet = *self.pool.get(slot);
+        let node = self.topology.channels[up as usize].to;
+        let Some(down) = self.topology.route(node, packet.dst) else { return false };
+        let channel = &mut self.topology.channels[down as usize];
+        if channel.sole_feeder != Some(up) {
+            return false;
+        }
+        let free_by_arrival = match (channel.busy, channel.completion) {
+            (false, _) => true,
+            (true, Some((done, _))) => done <= arrive,
+            // A completion event is pending, so a packet waits for it.
+            (true, None) => false,
+        };
+        let can = channel.to == packet.dst
+            && channel.arrivals_pending == 0
+            && free_by_arrival
+            && channel.idle_dequeue_is_noop
+            && channel.device.is_empty()
+            && channel.qdisc.as_ref().is_none_or(|q| q.is_empty())
+            && channel.config.tx_time(packet.ip_len + channel.config.framing_bytes) < channel.cut_through_below;
+        if !can {
+            channel.arrivals_pending += 1;
+            return false;
+        }
+        // The transmission under way there ends by the arrival: the wire is idle then.
+        channel.busy = false;
+        channel.completion = None;
+        let now = std::mem::replace(&mut self.now, arrive);
+        self.enter(down, slot);
+        self.now = now;
+        true
     }
 
     /// Accounts and frees every packet the queue discipline of `ch` has dropped.

@@ -97,6 +97,17 @@ pub struct Channel {
     /// Whether the queue discipline (if any) says an empty dequeue changes
     /// nothing, which lets a completion with nothing waiting go unscheduled.
     pub idle_dequeue_is_noop: bool,
+    /// The one channel every packet entering this one comes off, when there is
+    /// one (set by the simulator from its applications' routes when a run starts):
+    /// then the channel's packets can be handed to it as they leave that channel
+    /// ([`crate::engine`]'s cut-through).
+    pub sole_feeder: Option<u32>,
+    /// Arrival events scheduled for packets that will enter this channel, when it
+    /// has a sole feeder: a packet may cut through only with none of them pending.
+    pub arrivals_pending: u32,
+    /// A packet may cut through into this channel only if its transmission here
+    /// takes less than this (0: never); see [`crate::engine`].
+    pub cut_through_below: Nanos,
     /// Counters.
     pub stats: ChannelStats,
 }
@@ -129,6 +140,9 @@ impl Channel {
             busy: false,
             completion: None,
             idle_dequeue_is_noop,
+            sole_feeder: None,
+            arrivals_pending: 0,
+            cut_through_below: 0,
             stats: ChannelStats::default(),
         }
     }
