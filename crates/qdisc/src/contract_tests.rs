@@ -118,3 +118,87 @@ fn an_empty_dequeue_changes_nothing_where_a_discipline_says_so() {
         assert!(empty_calls > 100, "{name}: the workload left the queue empty often ({empty_calls})");
     }
 }
+
+/// A discipline that says it drops only arrivals logs exactly the refused packet
+/// after an enqueue that reports `Dropped`, and nothing after any other call.
+#[test]
+fn only_the_refused_arrival_is_dropped_where_a_discipline_says_so() {
+    let only: Vec<&str> =
+        disciplines().into_iter().filter(|(_, q)| q.drops_only_arrivals()).map(|(name, _)| name).collect();
+    assert_eq!(only, ["fifo", "pfifo_fast-style", "prio shared", "drr"]);
+    for (name, mut q) in disciplines().into_iter().filter(|(_, q)| q.drops_only_arrivals()) {
+        let mut rng = SplitMix64::new(7);
+        let (mut now, mut next_id, mut refused) = (0, 0u64, 0);
+        let mut log = Vec::new();
+        for _ in 0..20_000 {
+            now += rng.next_u64() % (2 * MS);
+            // Bursts past any limit, so that packets are refused.
+            for _ in 0..rng.next_u64() % 8 {
+                let packet = Packet::new(next_id, 64 + (rng.next_u64() % 1437) as u32, (rng.next_u64() % 64) as u8, 0);
+                next_id += 1;
+                let verdict = q.enqueue(packet, now);
+                q.drain_drops(&mut log);
+                match verdict {
+                    Verdict::Dropped => {
+                        assert_eq!(log.len(), 1, "{name}");
+                        assert_eq!(log[0].id, packet.id, "{name}: the arriving packet");
+                        refused += 1;
+                    }
+                    Verdict::Queued => assert!(log.is_empty(), "{name}: a queued arrival dropped {log:?}"),
+                }
+                log.clear();
+            }
+            for _ in 0..rng.next_u64() % 4 {
+                q.dequeue(now);
+                q.drain_drops(&mut log);
+                assert!(log.is_empty(), "{name}: a dequeue dropped {log:?}");
+            }
+        }
+        assert!(refused > 100, "{name}: the workload overflowed the queue ({refused} refused)");
+    }
+}
+
+/// A discipline that says an empty one passes a packet straight through gives the
+/// same departures and drops when a caller hands such packets on without
+/// offering them as when it offers and dequeues them.
+#[test]
+fn an_empty_discipline_passes_through_where_it_says_so() {
+    let through: Vec<&str> =
+        disciplines().into_iter().filter(|(_, q)| q.empty_passes_through()).map(|(name, _)| name).collect();
+    assert_eq!(through, ["fifo", "pfifo_fast-style", "prio shared", "drr"]);
+    let pairs = disciplines().into_iter().zip(disciplines()).filter(|((_, q), _)| q.empty_passes_through());
+    for ((name, mut offered), (_, mut bypassed)) in pairs {
+        let mut rng = SplitMix64::new(5);
+        let (mut now, mut next_id, mut passed) = (0, 0u64, 0);
+        let (mut out_offered, mut out_bypassed) = (Vec::new(), Vec::new());
+        for _ in 0..20_000 {
+            now += rng.next_u64() % (2 * MS);
+            for _ in 0..rng.next_u64() % 4 {
+                let packet = Packet::new(next_id, 64 + (rng.next_u64() % 1437) as u32, (rng.next_u64() % 64) as u8, 0);
+                next_id += 1;
+                if offered.is_empty() && rng.below(2) == 0 {
+                    assert_eq!(offered.enqueue(packet, now), Verdict::Queued, "{name}");
+                    let back = offered.dequeue(now).expect("the packet just offered");
+                    assert_eq!((back.id, back.len, back.dscp), (packet.id, packet.len, packet.dscp), "{name}");
+                    assert!(bypassed.is_empty(), "{name}: both empty");
+                    out_offered.push(Some(back.id));
+                    out_bypassed.push(Some(packet.id));
+                    passed += 1;
+                } else {
+                    offered.enqueue(packet, now);
+                    bypassed.enqueue(packet, now);
+                }
+            }
+            for _ in 0..rng.next_u64() % 4 {
+                out_offered.push(offered.dequeue(now).map(|p| p.id));
+                out_bypassed.push(bypassed.dequeue(now).map(|p| p.id));
+            }
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            offered.drain_drops(&mut a);
+            bypassed.drain_drops(&mut b);
+            assert_eq!(a, b, "{name}: same drops");
+        }
+        assert_eq!(out_offered, out_bypassed, "{name}: same departures");
+        assert!(passed > 100, "{name}: the workload found the queue empty often ({passed})");
+    }
+}

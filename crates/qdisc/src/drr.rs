@@ -184,6 +184,17 @@ impl Qdisc for Drr {
     fn empty_dequeue_is_noop(&self) -> bool {
         true
     }
+
+    /// A full queue (or band) refuses the arriving packet; nothing else is dropped.
+    fn drops_only_arrivals(&self) -> bool {
+        true
+    }
+
+    /// A class joining the round gets its quantum and forgets its credit when it
+    /// empties, so one packet through an empty DRR leaves it as it was.
+    fn empty_passes_through(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

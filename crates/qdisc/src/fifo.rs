@@ -61,6 +61,16 @@ impl Qdisc for Fifo {
     fn empty_dequeue_is_noop(&self) -> bool {
         true
     }
+
+    /// A full queue (or band) refuses the arriving packet; nothing else is dropped.
+    fn drops_only_arrivals(&self) -> bool {
+        true
+    }
+
+    /// The one queue, with room for at least one packet, hands it back.
+    fn empty_passes_through(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -122,4 +122,20 @@ pub trait Qdisc: Send {
     fn empty_dequeue_is_noop(&self) -> bool {
         false
     }
+    /// Whether the only packet this discipline ever drops is the one offered to
+    /// [`Qdisc::enqueue`], reported by its [`Verdict::Dropped`]: no eviction, no
+    /// drop at dequeue. Then a caller may drain the drop log only after that
+    /// verdict (the simulator's hot path skips two calls per packet). False unless
+    /// the discipline guarantees it.
+    fn drops_only_arrivals(&self) -> bool {
+        false
+    }
+    /// Whether a packet offered to the empty discipline and dequeued at once comes
+    /// straight back and leaves the discipline as it was (no refusal, no clock, no
+    /// credit kept): then a caller may hand such a packet on without the two
+    /// calls (the simulator does for every packet that finds an idle access link).
+    /// False unless the discipline guarantees it.
+    fn empty_passes_through(&self) -> bool {
+        false
+    }
 }

@@ -157,6 +157,16 @@ impl Qdisc for Prio {
     fn empty_dequeue_is_noop(&self) -> bool {
         true
     }
+
+    /// A full queue (or band) refuses the arriving packet; nothing else is dropped.
+    fn drops_only_arrivals(&self) -> bool {
+        true
+    }
+
+    /// Its band, with room for at least one packet, hands it back; no other state.
+    fn empty_passes_through(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@
 //!
 //! [`Channel::cut_through_below`]: crate::link::Channel::cut_through_below
 
-use bauxite_qdisc::{Nanos, Packet as QPacket};
+use bauxite_qdisc::{Nanos, Packet as QPacket, Verdict};
 
 use crate::app::UdpApp;
 use crate::event::{Event, EventQueue};
@@ -270,10 +270,19 @@ impl Simulator {
         let hash = self.monitor.flows[packet.flow as usize].hash;
         self.settle_completion(ch);
         let channel = &mut self.topology.channels[ch as usize];
-        if let Some(qdisc) = channel.qdisc.as_mut() {
-            qdisc.enqueue(QPacket::new(slot as u64, packet.ip_len, packet.dscp, hash), self.now);
+        let through = channel.empty_passes_through
+            && channel.device_has_room()
+            && channel.qdisc.as_ref().is_some_and(|q| q.is_empty());
+        if through {
+            // What offering it and the dequeue that would follow at once would do.
+            channel.stats.max_qdisc_packets = channel.stats.max_qdisc_packets.max(1);
+            channel.device.push_back(slot);
+        } else if let Some(qdisc) = channel.qdisc.as_mut() {
+            let verdict = qdisc.enqueue(QPacket::new(slot as u64, packet.ip_len, packet.dscp, hash), self.now);
             channel.stats.max_qdisc_packets = channel.stats.max_qdisc_packets.max(qdisc.len() as u64);
-            self.collect_qdisc_drops(ch);
+            if verdict == Verdict::Dropped || !channel.drops_only_arrivals {
+                self.collect_qdisc_drops(ch);
+            }
         } else if channel.device_has_room() {
             channel.device.push_back(slot);
         } else {
@@ -333,8 +342,7 @@ impl Simulator {
                 let packet = self.pool.get_mut(slot);
                 packet.channel = ch;
                 let packet = *packet;
-                let wire = packet.ip_len + channel.config.framing_bytes;
-                let tx = channel.config.tx_time(wire);
+                let tx = channel.tx_time(packet.ip_len + channel.config.framing_bytes);
                 channel.busy = true;
                 channel.stats.tx_packets += 1;
                 channel.stats.tx_bytes += packet.ip_len as u64;
@@ -358,7 +366,9 @@ impl Simulator {
             let Some(qdisc) = channel.qdisc.as_mut() else { return };
             let next = qdisc.dequeue(self.now);
             // An AQM may drop at dequeue, before (or instead of) handing a packet out.
-            self.collect_qdisc_drops(ch);
+            if !channel.drops_only_arrivals {
+                self.collect_qdisc_drops(ch);
+            }
             match next {
                 Some(p) => self.topology.channels[ch as usize].device.push_back(p.id as u32),
                 None => return,
@@ -389,7 +399,7 @@ impl Simulator {
             && channel.idle_dequeue_is_noop
             && channel.device.is_empty()
             && channel.qdisc.as_ref().is_none_or(|q| q.is_empty())
-            && channel.config.tx_time(packet.ip_len + channel.config.framing_bytes) < channel.cut_through_below;
+            && channel.tx_time(packet.ip_len + channel.config.framing_bytes) < channel.cut_through_below;
         if !can {
             channel.arrivals_pending += 1;
             return false;

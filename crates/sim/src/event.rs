@@ -57,6 +57,9 @@ pub struct EventQueue {
     head: usize,
     /// Bucket `b` (1..=64); index 0 is unused.
     buckets: Vec<Vec<Entry>>,
+    /// The earliest time in bucket `b`, kept as entries are filed so that moving
+    /// the clock takes one pass over a bucket, not two (`u64::MAX` when empty).
+    earliest: [Nanos; BUCKETS],
     /// Bit `b - 1` is set while bucket `b` holds an entry.
     occupied: u64,
     /// The time of the last entry popped: no entry is due before it.
@@ -74,6 +77,7 @@ impl Default for EventQueue {
             current: Vec::new(),
             head: 0,
             buckets: vec![Vec::new(); BUCKETS],
+            earliest: [Nanos::MAX; BUCKETS],
             occupied: 0,
             now: 0,
             last_seq: 0,
@@ -94,6 +98,7 @@ impl EventQueue {
     fn file(&mut self, entry: Entry) {
         let b = 64 - (entry.time ^ self.now).leading_zeros() as usize;
         self.buckets[b].push(entry);
+        self.earliest[b] = self.earliest[b].min(entry.time);
         self.occupied |= 1 << (b - 1);
     }
 
@@ -171,7 +176,7 @@ impl EventQueue {
         let b = self.occupied.trailing_zeros() as usize + 1;
         self.occupied &= !(1 << (b - 1));
         let mut entries = std::mem::take(&mut self.buckets[b]);
-        self.now = entries.iter().map(|e| e.time).min().expect("an occupied bucket holds an entry");
+        self.now = std::mem::replace(&mut self.earliest[b], Nanos::MAX);
         for entry in entries.drain(..) {
             if entry.time == self.now {
                 self.current.push(entry);

@@ -97,6 +97,15 @@ pub struct Channel {
     /// Whether the queue discipline (if any) says an empty dequeue changes
     /// nothing, which lets a completion with nothing waiting go unscheduled.
     pub idle_dequeue_is_noop: bool,
+    /// Whether the queue discipline (if any) drops nothing but a refused arrival,
+    /// so that its drop log needs reading only after a refusal.
+    pub drops_only_arrivals: bool,
+    /// Whether a packet that finds the queue discipline (if any) empty may go
+    /// straight to the device queue, as offering and dequeuing it would.
+    pub empty_passes_through: bool,
+    /// The last serialisation time computed, with its wire bytes: most packets on
+    /// a channel are the size of the one before, and this spares the division.
+    tx_memo: (u32, Nanos),
     /// The one channel every packet entering this one comes off, when there is
     /// one (set by the simulator from its applications' routes when a run starts):
     /// then the channel's packets can be handed to it as they leave that channel
@@ -131,6 +140,8 @@ impl Channel {
     pub fn new(from: u32, to: u32, config: LinkConfig, qdisc: Option<Box<dyn Qdisc>>) -> Self {
         let device = VecDeque::with_capacity(config.device_queue_packets as usize + 1);
         let idle_dequeue_is_noop = qdisc.as_ref().is_none_or(|q| q.empty_dequeue_is_noop());
+        let drops_only_arrivals = qdisc.as_ref().is_none_or(|q| q.drops_only_arrivals());
+        let empty_passes_through = qdisc.as_ref().is_none_or(|q| q.empty_passes_through());
         Self {
             from,
             to,
@@ -140,11 +151,23 @@ impl Channel {
             busy: false,
             completion: None,
             idle_dequeue_is_noop,
+            drops_only_arrivals,
+            empty_passes_through,
+            tx_memo: (0, config.tx_time(0)),
             sole_feeder: None,
             arrivals_pending: 0,
             cut_through_below: 0,
             stats: ChannelStats::default(),
         }
+    }
+
+    /// Time to serialise `wire` bytes here ([`LinkConfig::tx_time`]).
+    #[inline]
+    pub fn tx_time(&mut self, wire: u32) -> Nanos {
+        if self.tx_memo.0 != wire {
+            self.tx_memo = (wire, self.config.tx_time(wire));
+        }
+        self.tx_memo.1
     }
 
     /// Whether the device queue can take one more packet (ns-3: the queue is not stopped).
