@@ -271,15 +271,17 @@ impl Simulator {
         self.settle_completion(ch);
         let channel = &mut self.topology.channels[ch as usize];
         let through = channel.empty_passes_through
-            && channel.device_has_room()
-            && channel.qdisc.as_ref().is_some_and(|q| q.is_empty());
+            && channel.qdisc.is_some()
+            && channel.qdisc_len == 0
+            && channel.device_has_room();
         if through {
             // What offering it and the dequeue that would follow at once would do.
             channel.stats.max_qdisc_packets = channel.stats.max_qdisc_packets.max(1);
             channel.device.push_back(slot);
         } else if let Some(qdisc) = channel.qdisc.as_mut() {
             let verdict = qdisc.enqueue(QPacket::new(slot as u64, packet.ip_len, packet.dscp, hash), self.now);
-            channel.stats.max_qdisc_packets = channel.stats.max_qdisc_packets.max(qdisc.len() as u64);
+            channel.qdisc_len = qdisc.len();
+            channel.stats.max_qdisc_packets = channel.stats.max_qdisc_packets.max(channel.qdisc_len as u64);
             if verdict == Verdict::Dropped || !channel.drops_only_arrivals {
                 self.collect_qdisc_drops(ch);
             }
@@ -307,9 +309,7 @@ impl Simulator {
         self.fill(ch);
         let channel = &mut self.topology.channels[ch as usize];
         if let Some((done, seq)) = channel.completion
-            && (!channel.idle_dequeue_is_noop
-                || !channel.device.is_empty()
-                || channel.qdisc.as_ref().is_some_and(|q| !q.is_empty()))
+            && (!channel.idle_dequeue_is_noop || !channel.device.is_empty() || channel.qdisc_len > 0)
         {
             channel.completion = None;
             self.events.schedule_reserved(done, seq, Event::TxComplete(ch));
@@ -360,11 +360,12 @@ impl Simulator {
                 }
                 continue;
             }
-            if !channel.device_has_room() {
+            if !channel.device_has_room() || (channel.qdisc_len == 0 && channel.idle_dequeue_is_noop) {
                 return;
             }
             let Some(qdisc) = channel.qdisc.as_mut() else { return };
             let next = qdisc.dequeue(self.now);
+            channel.qdisc_len = qdisc.len();
             // An AQM may drop at dequeue, before (or instead of) handing a packet out.
             if !channel.drops_only_arrivals {
                 self.collect_qdisc_drops(ch);
@@ -398,7 +399,7 @@ impl Simulator {
             && free_by_arrival
             && channel.idle_dequeue_is_noop
             && channel.device.is_empty()
-            && channel.qdisc.as_ref().is_none_or(|q| q.is_empty())
+            && channel.qdisc_len == 0
             && channel.tx_time(packet.ip_len + channel.config.framing_bytes) < channel.cut_through_below;
         if !can {
             channel.arrivals_pending += 1;

@@ -85,6 +85,9 @@ pub struct Channel {
     pub config: LinkConfig,
     /// The queue discipline above the device queue, if any.
     pub qdisc: Option<Box<dyn Qdisc>>,
+    /// Packets in the queue discipline, as its `len` said after the last call
+    /// that could change it (so the hot path asks it less often).
+    pub qdisc_len: usize,
     /// The device transmit queue: packet slots in FIFO order.
     pub device: VecDeque<u32>,
     /// Whether a packet is being serialised — or was, when `completion` holds an
@@ -147,6 +150,7 @@ impl Channel {
             to,
             config,
             qdisc,
+            qdisc_len: 0,
             device,
             busy: false,
             completion: None,
