@@ -213,7 +213,8 @@ impl Drop for Bridge {
 }
 
 /// The evaluation's bridge path with real ROS 2 nodes: an rclpy publisher on /scan, the
-/// bridge, and an rclpy subscriber on /scan/critical, which gets the whole stream.
+/// bridge, an rclpy RELIABLE subscriber on /scan/critical, which gets the whole stream, and an
+/// rclpy BEST_EFFORT subscriber on /scan/noncritical, which gets the bridge's 10 Hz of it.
 #[test]
 fn a_ros2_publisher_reaches_a_ros2_critical_subscriber_through_the_bridge() {
     if !peers_or_skip("eval_peers_bridge", &[Ros2FastDds]) {
@@ -233,9 +234,24 @@ fn a_ros2_publisher_reaches_a_ros2_critical_subscriber_through_the_bridge() {
     .unwrap();
     let bridge = Bridge::start(&config);
     let critical = subscriber(Ros2FastDds, domain, "rt/scan/critical");
+    let args = ["sub", "--domain", domain, "--topic", "rt/scan/noncritical", "--best-effort", "--duration", "60"];
+    let mut noncritical = peer_at(here(), "noncritical subscriber", Ros2FastDds, &args);
+    noncritical.wait_ready(START);
     bridge.wait_stderr("rt/scan/critical: 1 matched reader(s)", START);
+    bridge.wait_stderr("rt/scan/noncritical: 1 matched reader(s)", START);
     stream(Ros2FastDds, domain, 6, critical);
     drop(bridge);
+    let received = arrivals(&noncritical.terminate(Duration::from_secs(15)));
+    let seqs: Vec<u64> = received.iter().map(|r| r.0).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "noncritical samples repeated or reordered: {seqs:?}");
+    assert!(received.iter().all(|r| r.2 >= r.1), "a noncritical sample arrived before it was stamped");
+    // 6 s at the bridge's 10 Hz, less discovery (at most half the run, as for the critical
+    // path); the token bucket keeps the rate, so 8-12 Hz only allows for the ends.
+    assert!(received.len() >= 25, "{} noncritical samples", received.len());
+    let span_s = (received[received.len() - 1].2 - received[0].2) as f64 / 1e9;
+    let rate = (received.len() - 1) as f64 / span_s;
+    eprintln!("noncritical: {} samples at {rate:.2} Hz", received.len());
+    assert!((8.0..=12.0).contains(&rate), "noncritical {rate:.1} Hz ({} samples in {span_s:.1} s)", received.len());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
