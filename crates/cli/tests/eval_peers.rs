@@ -88,11 +88,18 @@ fn check_stream(what: &str, published: &[(u64, u64, bool, u64)], received: &[(u6
     let seqs: Vec<u64> = published.iter().map(|p| p.0).collect();
     assert_eq!(seqs, (0..n).collect::<Vec<_>>(), "one attempt per sequence number, in order");
     assert!(published.iter().all(|p| p.2), "every write succeeded with a reader that keeps up");
-    // All 30 Hz attempts: the timer only ever skips a tick the process was starved through, so
-    // 90% leaves a loaded machine room, and never more than the run's ticks (+1 for a tick at
-    // each end).
+    // A 30 Hz timer: most attempts are one period apart. The median gap shows the period
+    // whatever the load does to single ticks (a tick the process was starved through is
+    // skipped, leaving one 67 ms gap).
+    let mut gaps_ms: Vec<f64> = published.windows(2).map(|w| (w[1].1 - w[0].1) as f64 / 1e6).collect();
+    gaps_ms.sort_by(f64::total_cmp);
+    let median_gap = gaps_ms[gaps_ms.len() / 2];
+    assert!((30.0..=37.0).contains(&median_gap), "median gap between attempts {median_gap:.2} ms, not 33.3");
+    // Never more attempts than the run's ticks (+1 for a tick at each end); at least 60% of
+    // them: starved ticks are skipped, and a loaded run measured 79% (peers niced under cargo,
+    // started alongside other tests' peers).
     let ticks = seconds * HZ;
-    assert!(n as f64 >= 0.9 * ticks && n as f64 <= ticks + 2.0, "{n} attempts in {seconds} s at 30 Hz");
+    assert!(n as f64 >= 0.6 * ticks && n as f64 <= ticks + 2.0, "{n} attempts in {seconds} s at 30 Hz");
     let span_s = (published[published.len() - 1].1 - published[0].1) as f64 / 1e9;
     assert!((0.95 * (n - 1) as f64 / HZ..seconds + 0.5).contains(&span_s), "{n} attempts over {span_s:.2} s");
 
@@ -110,7 +117,10 @@ fn check_stream(what: &str, published: &[(u64, u64, bool, u64)], received: &[(u6
     let mut latency_ms: Vec<f64> = received.iter().map(|r| (r.2 - r.1) as f64 / 1e6).collect();
     latency_ms.sort_by(f64::total_cmp);
     let p50 = latency_ms[latency_ms.len() / 2];
-    eprintln!("{what}: {} of {n} samples arrived, latency p50 {p50:.3} ms", received.len());
+    eprintln!(
+        "{what}: {n} attempts (median gap {median_gap:.2} ms), {} arrived, latency p50 {p50:.3} ms",
+        received.len()
+    );
     // Loopback delivery takes well under a millisecond; 20 ms only tells "prompt" from queued
     // behind something on a loaded machine.
     assert!(p50 < 20.0, "latency p50 {p50:.2} ms");
