@@ -33,8 +33,8 @@ pub use metrics_addr::MetricsAddr;
 pub use orchestrator::OrchestratorLane;
 pub use out_dir::{OutDirError, ensure_writable_dir};
 pub use profile::{
-    AutoRatePolicy, BUILTIN_PROFILES, CongestionPolicy, DEFAULT_REFLECTOR_PORT, EarlyDropPolicy, Profile, ProfileError,
-    RateSetting, Targets,
+    AutoRatePolicy, BUILTIN_PROFILES, CongestionPolicy, DEFAULT_REFLECTOR_PORT, EarlyDropPolicy,
+    HTB_DEFAULT_BURST_BYTES, PACED_BURST, Profile, ProfileError, RateSetting, Targets, paced_burst_bytes,
 };
 pub use shaper_snapshot::{DaemonState, LaneSnapshot, ShaperSnapshot};
 pub use units::{BitRate, UnitError, format_duration, parse_duration};

@@ -17,13 +17,13 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bauxite_core::AutoRatePolicy;
 use bauxite_core::wire::probe::{self, Kind, Packet};
 use bauxite_sys::monotonic_ns;
 
-pub use bauxite_control::RateController;
+pub use bauxite_control::{ProbeSchedule, RateController};
 
 use crate::ShaperError;
 use crate::reflect::ProbeKey;
@@ -42,50 +42,74 @@ pub struct RttSample {
 /// nanosecond, and answers slower than this many probes are not samples anyway.
 const SENT_WINDOW: usize = 256;
 
-/// Sends probes ([`Kind::EchoRequest`], signed with `key` if there is one) to
-/// `reflector` every `policy.probe_interval` and reports each answer's RTT on
-/// `samples`, until `stop`. Runs two threads; returns at once. An answer that is not
-/// a reply to one of the last `SENT_WINDOW` (256) probes (its number and its recorded send
-/// time), or whose signature fails, is ignored (a reflector without the key shows up
-/// as silence, which a warning explains). The key is read by the caller, before
-/// anything is attached ([`crate::reflect::key_of`]).
+/// The sending half of the prober: the daemon's control loop sends each probe itself,
+/// right after it reads the lanes' byte counters, stamped with the time of that read.
+///
+/// The controller measures the link by the bytes sent between two probes
+/// ([`RateController`]'s packet-train dispersion). A prober of its own clock would send
+/// between two polls, and the bytes sent before it would be interpolated between the
+/// polls' counters: at 1.5 Mbit/s a poll of 10 ms is about one packet, so each end of a
+/// 30 ms train could be a packet off, and the estimate ran 6 % over the link in the
+/// namespaces (a standing queue the simulator, which sends its probes at its polls,
+/// never had). Sent at the poll, the bytes before a probe are the counters just read.
+pub struct ProbeSender {
+    socket: UdpSocket,
+    key: Option<ProbeKey>,
+    /// Each probe's send time by its number modulo [`SENT_WINDOW`], for the receiver.
+    sent: Arc<[AtomicU64; SENT_WINDOW]>,
+    seq: u32,
+    schedule: ProbeSchedule,
+}
+
+impl ProbeSender {
+    /// Sends a probe stamped `now_ns` (`CLOCK_MONOTONIC`) if the [`ProbeSchedule`] says
+    /// one is due; returns whether it sent one.
+    pub fn send_if_due(&mut self, now_ns: u64) -> bool {
+        if !self.schedule.due(Duration::from_nanos(now_ns)) {
+            return false;
+        }
+        self.sent[self.seq as usize % SENT_WINDOW].store(now_ns, Ordering::Relaxed);
+        let request = probe::Repr {
+            kind: Kind::EchoRequest,
+            tagged: self.key.is_some(),
+            stream: 0,
+            seq: self.seq,
+            sent_ns: now_ns,
+        };
+        let mut bytes = request.to_vec(0);
+        if let Some(key) = &self.key {
+            key.sign(&mut Packet::new_unchecked(&mut bytes[..]));
+        }
+        let _ = self.socket.send(&bytes); // a refused or full path shows up as silence
+        self.seq = self.seq.wrapping_add(1);
+        true
+    }
+}
+
+/// Opens the probes' socket to `reflector`, starts the thread that receives the
+/// answers and reports each one's RTT on `samples` until `stop`, and returns the
+/// sending half. Probes are [`Kind::EchoRequest`], signed with `key` if there is one.
+/// An answer that is not a reply to one of the last `SENT_WINDOW` (256) probes (its
+/// number and its recorded send time), or whose signature fails, is ignored (a
+/// reflector without the key shows up as silence, which a warning explains). The key
+/// is read by the caller, before anything is attached ([`crate::reflect::key_of`]).
 pub fn start_prober(
     reflector: SocketAddr,
     policy: &AutoRatePolicy,
     key: Option<ProbeKey>,
     samples: Sender<RttSample>,
     stop: Arc<AtomicBool>,
-) -> Result<(), ShaperError> {
+) -> Result<ProbeSender, ShaperError> {
     let io = |e| ShaperError::io(format!("starting rate probes to {reflector}"))(e);
     let socket = UdpSocket::bind(if reflector.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }).map_err(io)?;
     socket.connect(reflector).map_err(io)?;
     socket.set_read_timeout(Some(Duration::from_millis(50))).map_err(io)?;
     let sender = socket.try_clone().map_err(io)?;
-    let send_stop = Arc::clone(&stop);
-    let send_key = key.clone();
-    let interval = policy.probe_interval;
     let sent: Arc<[AtomicU64; SENT_WINDOW]> = Arc::new(std::array::from_fn(|_| AtomicU64::new(0)));
     let recorded = Arc::clone(&sent);
-    std::thread::spawn(move || {
-        let start = Instant::now();
-        let mut seq = 0u32;
-        while !send_stop.load(Ordering::Relaxed) {
-            if let Some(wait) = (start + interval * seq).checked_duration_since(Instant::now()) {
-                std::thread::sleep(wait);
-            }
-            let sent_ns = monotonic_ns();
-            recorded[seq as usize % SENT_WINDOW].store(sent_ns, Ordering::Relaxed);
-            let request = probe::Repr { kind: Kind::EchoRequest, tagged: send_key.is_some(), stream: 0, seq, sent_ns };
-            let mut bytes = request.to_vec(0);
-            if let Some(key) = &send_key {
-                key.sign(&mut Packet::new_unchecked(&mut bytes[..]));
-            }
-            let _ = sender.send(&bytes); // a refused or full path shows up as silence
-            seq = seq.wrapping_add(1);
-        }
-    });
-    std::thread::spawn(move || receive_replies(&socket, key.as_ref(), &sent, &samples, &stop));
-    Ok(())
+    let receive_key = key.clone();
+    std::thread::spawn(move || receive_replies(&socket, receive_key.as_ref(), &recorded, &samples, &stop));
+    Ok(ProbeSender { socket: sender, key, sent, seq: 0, schedule: ProbeSchedule::new(policy) })
 }
 
 /// The prober's receiving side: one [`RttSample`] per valid reply.

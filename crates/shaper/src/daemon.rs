@@ -16,7 +16,7 @@ use bauxite_ebpf::{AttachRequest, Control, Datapath, LaneStats, TC_PROGRAM, TcAt
 use bauxite_sys::{Netns, monotonic_ns};
 use tracing::{debug, error, info, warn};
 
-use crate::autorate::{self, RateController, RttSample};
+use crate::autorate::{self, ProbeSender, RateController, RttSample};
 use crate::reflect::{ProbeKey, key_of};
 use crate::reload::{self, Reload};
 
@@ -421,10 +421,12 @@ impl<'a> ControlLoop<'a> {
             Some(addr) => {
                 let (tx, rx) = std::sync::mpsc::channel();
                 let key = pre.probe_key.clone();
-                autorate::start_prober(addr, &profile.auto_rate, key, tx, Arc::clone(&session.stop_probes))?;
+                let prober =
+                    autorate::start_prober(addr, &profile.auto_rate, key, tx, Arc::clone(&session.stop_probes))?;
                 info!(iface = pre.iface, reflector = %addr, "rate: auto, probing the link");
                 Some(AutoRate {
                     controller: RateController::new(&profile.auto_rate).with_headroom(profile.headroom),
+                    prober,
                     samples: rx,
                     last_answer: Instant::now(),
                 })
@@ -462,6 +464,7 @@ impl<'a> ControlLoop<'a> {
             self.check_link()?;
             let classes =
                 self.reader.classes(index).map_err(ShaperError::io(format!("reading class statistics of {iface}")))?;
+            let read_ns = monotonic_ns();
             let lanes = lane_classes(&classes, self.profile.lanes.len());
             if lanes.is_none() {
                 // An interface deleted since the last poll also has no classes: its
@@ -473,7 +476,11 @@ impl<'a> ControlLoop<'a> {
                     if std::mem::take(&mut self.missing_classes) {
                         info!(iface, "Bauxite's HTB classes are back on {iface}; measuring again");
                     }
-                    self.step(attached, &lane_classes)?;
+                    if let Some(auto) = self.auto.as_mut() {
+                        // At once, so that the bytes sent before the probe are the counters just read.
+                        auto.prober.send_if_due(read_ns);
+                    }
+                    self.step(attached, &lane_classes, read_ns)?;
                     std::thread::sleep(poll);
                 }
                 None => {
@@ -508,9 +515,9 @@ impl<'a> ControlLoop<'a> {
         Ok(())
     }
 
-    /// One poll: the congested state, drop probabilities, the rate, the lease and
-    /// (every [`STATUS_INTERVAL`]) the published state.
-    fn step(&mut self, attached: &mut Attached, lane_classes: &[ClassStats]) -> Result<(), ShaperError> {
+    /// One poll, on the class counters read at `read_ns`: the congested state, drop
+    /// probabilities, the rate, the lease and (every [`STATUS_INTERVAL`]) the published state.
+    fn step(&mut self, attached: &mut Attached, lane_classes: &[ClassStats], read_ns: u64) -> Result<(), ShaperError> {
         let iface = &self.pre.iface;
         let profile = &self.profile;
         let samples: Vec<LaneSample> = lane_classes
@@ -544,7 +551,7 @@ impl<'a> ControlLoop<'a> {
             // The probes ride lane 0 (`with_probe_rule`): its own queue is not the link's.
             auto.controller.on_own_queue(verdicts[0].queue_delay);
         }
-        if let Some(new_link_rate) = self.follow_link_rate(sent_bytes) {
+        if let Some(new_link_rate) = self.follow_link_rate(sent_bytes, read_ns) {
             self.link_rate = new_link_rate;
             self.rate = self.profile.shaped_rate(new_link_rate);
             Netns::current().tc_batch(&htb_tree(&self.profile, iface, self.rate).rate_lines())?;
@@ -631,12 +638,13 @@ impl<'a> ControlLoop<'a> {
     }
 
     /// With `rate: auto`, the new link-rate estimate, if the probes changed it: the
-    /// controller gets the bytes the lanes sent, every answer, then the time (its
-    /// clock is the monotonic one, from the loop's start, for answers and polls alike).
-    fn follow_link_rate(&mut self, sent_bytes: u64) -> Option<BitRate> {
+    /// controller gets the bytes the lanes had sent at `read_ns` (when the probe of
+    /// this poll left), every answer, then the time (its clock is the monotonic one,
+    /// from the loop's start, for answers and polls alike).
+    fn follow_link_rate(&mut self, sent_bytes: u64, read_ns: u64) -> Option<BitRate> {
         let auto = self.auto.as_mut()?;
         let since_start = |ns: u64| Duration::from_nanos(ns.saturating_sub(self.loop_start_ns));
-        let now = since_start(monotonic_ns());
+        let now = since_start(read_ns);
         auto.controller.on_sent(now, sent_bytes);
         let mut new_rate = None;
         while let Ok(sample) = auto.samples.try_recv() {
@@ -722,6 +730,8 @@ impl Drop for Session {
 /// The state of `rate: auto` inside the daemon loop.
 struct AutoRate {
     controller: RateController,
+    /// Sends the probes, at the polls.
+    prober: ProbeSender,
     samples: Receiver<RttSample>,
     last_answer: Instant,
 }

@@ -1,6 +1,6 @@
 //! What a profile becomes on an interface: an HTB tree and the classifier's tables.
 
-use bauxite_core::{BitRate, Match, PortSide, Profile, ValidatedProfile};
+use bauxite_core::{BitRate, Match, PortSide, Profile, ValidatedProfile, paced_burst_bytes};
 use bauxite_ebpf::maps::{RULE_DSCP, RULE_PORT, SIDE_DST, SIDE_SRC};
 use bauxite_ebpf::{LanePolicy, Rule, RuleSet};
 
@@ -17,22 +17,29 @@ pub fn lane_minor(index: usize) -> u16 {
     FIRST_LANE_MINOR + index as u16
 }
 
-/// The HTB tree for `profile` at `rate` on `iface`: lane `i` guaranteed `share·rate`,
-/// all lanes allowed to borrow up to `rate`, served in lane order when borrowing.
+/// The HTB tree for `profile` at `rate` on `iface`: lane `i` guaranteed its share
+/// (`Profile::lane_guarantee`), all lanes allowed to borrow up to `rate`, served in
+/// lane order when borrowing; the droppable lanes and the link class paced packet by
+/// packet at low rates (`Profile::lane_burst_bytes`).
 pub fn htb_tree(profile: &Profile, iface: &str, rate: BitRate) -> HtbTree {
     let leaves = profile
         .lanes
         .iter()
         .enumerate()
-        .map(|(i, lane)| HtbLeaf {
-            minor: lane_minor(i),
-            rate: profile.lane_guarantee(i, rate),
-            ceil: rate,
-            prio: i.min(7) as u8,
-            limit_packets: lane.queue_limit,
+        .map(|(i, lane)| {
+            let guarantee = profile.lane_guarantee(i, rate);
+            HtbLeaf {
+                minor: lane_minor(i),
+                rate: guarantee,
+                ceil: rate,
+                prio: i.min(7) as u8,
+                limit_packets: lane.queue_limit,
+                burst_bytes: profile.lane_burst_bytes(i, guarantee),
+                cburst_bytes: profile.lane_burst_bytes(i, rate),
+            }
         })
         .collect();
-    HtbTree { iface: iface.to_string(), rate, leaves }
+    HtbTree { iface: iface.to_string(), rate, burst_bytes: paced_burst_bytes(rate), leaves }
 }
 
 /// The classifier's rule table for `profile`.

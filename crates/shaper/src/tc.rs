@@ -43,6 +43,10 @@ pub struct HtbLeaf {
     pub prio: u8,
     /// The leaf FIFO's bound.
     pub limit_packets: u32,
+    /// Its token buckets, bytes: `burst` (at `rate`) and `cburst` (at `ceil`).
+    pub burst_bytes: u64,
+    /// See `burst_bytes`.
+    pub cburst_bytes: u64,
 }
 
 /// An HTB tree: root `ba:`, a link class `ba:1` at `rate`, leaves under it, the
@@ -53,6 +57,8 @@ pub struct HtbTree {
     pub iface: String,
     /// The link rate.
     pub rate: BitRate,
+    /// The link class's token bucket, bytes (`burst` and `cburst`).
+    pub burst_bytes: u64,
     /// The leaves.
     pub leaves: Vec<HtbLeaf>,
 }
@@ -104,15 +110,18 @@ impl HtbTree {
         let dev = &self.iface;
         let major = format!("{HTB_MAJOR:x}");
         let mut lines = vec![format!(
-            "class replace dev {dev} parent {major}: classid {major}:{LINK_CLASS_MINOR:x} htb rate {r} ceil {r} quantum {QUANTUM}",
-            r = self.rate
+            "class replace dev {dev} parent {major}: classid {major}:{LINK_CLASS_MINOR:x} htb rate {r} ceil {r} burst {b}b cburst {b}b quantum {QUANTUM}",
+            r = self.rate,
+            b = self.burst_bytes
         )];
         for leaf in &self.leaves {
             lines.push(format!(
-                "class replace dev {dev} parent {major}:{LINK_CLASS_MINOR:x} classid {major}:{m:x} htb rate {r} ceil {c} prio {p} quantum {QUANTUM}",
+                "class replace dev {dev} parent {major}:{LINK_CLASS_MINOR:x} classid {major}:{m:x} htb rate {r} ceil {c} burst {b}b cburst {cb}b prio {p} quantum {QUANTUM}",
                 m = leaf.minor,
                 r = leaf.rate,
                 c = leaf.ceil,
+                b = leaf.burst_bytes,
+                cb = leaf.cburst_bytes,
                 p = leaf.prio
             ));
         }
@@ -146,9 +155,26 @@ mod tests {
         HtbTree {
             iface: "eth9".into(),
             rate: r(1_500_000),
+            burst_bytes: 187,
             leaves: vec![
-                HtbLeaf { minor: 0x10, rate: r(450_000), ceil: r(1_500_000), prio: 0, limit_packets: 64 },
-                HtbLeaf { minor: 0x12, rate: r(750_000), ceil: r(1_500_000), prio: 2, limit_packets: 48 },
+                HtbLeaf {
+                    minor: 0x10,
+                    rate: r(450_000),
+                    ceil: r(1_500_000),
+                    prio: 0,
+                    limit_packets: 64,
+                    burst_bytes: 1600,
+                    cburst_bytes: 1600,
+                },
+                HtbLeaf {
+                    minor: 0x12,
+                    rate: r(750_000),
+                    ceil: r(1_500_000),
+                    prio: 2,
+                    limit_packets: 48,
+                    burst_bytes: 93,
+                    cburst_bytes: 187,
+                },
             ],
         }
     }
@@ -159,8 +185,13 @@ mod tests {
         assert_eq!(lines[0], "qdisc replace dev eth9 root handle ba: htb default ff");
         assert!(lines[1].contains("classid ba:ff htb rate 100gbit"), "{}", lines[1]);
         assert!(lines[2].contains("parent ba: classid ba:baba htb"), "the marker class: {}", lines[2]);
-        assert!(lines.iter().any(|l| l.contains("classid ba:1 htb rate 1500kbit ceil 1500kbit")));
-        assert!(lines.iter().any(|l| l.contains("parent ba:1 classid ba:10 htb rate 450kbit ceil 1500kbit prio 0")));
+        assert!(
+            lines.iter().any(|l| l.contains("classid ba:1 htb rate 1500kbit ceil 1500kbit burst 187b cburst 187b"))
+        );
+        assert!(lines.iter().any(|l| {
+            l.contains("parent ba:1 classid ba:10 htb rate 450kbit ceil 1500kbit burst 1600b cburst 1600b prio 0")
+        }));
+        assert!(lines.iter().any(|l| l.contains("classid ba:12 htb rate 750kbit ceil 1500kbit burst 93b cburst 187b")));
         assert!(lines.iter().any(|l| l.ends_with("parent ba:12 handle 12: pfifo limit 48")));
     }
 

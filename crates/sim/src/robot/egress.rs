@@ -8,18 +8,20 @@
 //! bucket) has room, and then the most urgent lane goes first (HTB's `prio`). Every
 //! packet is charged to its lane's bucket and to the parent's. Packets leave for
 //! the link at once: the robot's own interface is far faster than the link.
-//! Buckets hold about 10 ms of their rate (at least two full packets), as HTB's
-//! default bursts do.
+//! Buckets hold what the shaper gives HTB's (`Profile::lane_burst_bytes`: the
+//! droppable lanes and the parent paced packet by packet at low rates, the others
+//! HTB's default); a bucket's debt is bounded by [`DEBT_S`] of its rate.
 
 use std::collections::VecDeque;
 
 use bauxite_control::LaneSample;
-use bauxite_core::{BitRate, Profile};
+use bauxite_core::{BitRate, Profile, paced_burst_bytes};
 
-/// How much sending a token bucket holds: HTB's burst, about 10 ms of its rate.
-const BURST_S: f64 = 0.01;
-/// The smallest burst: two full-size packets (HTB never allows less than one MTU).
-const MIN_BURST_BYTES: f64 = 3000.0;
+/// How deep in debt a bucket may go, in time at its rate (at least [`MIN_DEBT_BYTES`]),
+/// so that a lane that borrowed long is not locked out of its own rate for long.
+const DEBT_S: f64 = 0.01;
+/// The least debt allowed: two full-size packets.
+const MIN_DEBT_BYTES: f64 = 3000.0;
 
 /// A packet waiting in a lane: the caller's handle and its size.
 #[derive(Clone, Copy, Debug)]
@@ -37,6 +39,8 @@ struct Lane {
     limit: usize,
     /// The lane's guaranteed rate at the current shaped rate.
     guarantee_bps: f64,
+    /// What its bucket holds at that rate, bytes.
+    burst: f64,
     /// The lane's own bucket, bytes (negative: in debt).
     tokens: f64,
     sent_bytes: u64,
@@ -50,11 +54,17 @@ pub struct Egress {
     rate_bps: f64,
     /// The parent's bucket (the shaped rate), bytes.
     ctokens: f64,
+    /// What the parent's bucket holds, bytes.
+    cburst: f64,
     refilled_ns: u64,
 }
 
-fn burst(rate_bps: f64) -> f64 {
-    (rate_bps / 8.0 * BURST_S).max(MIN_BURST_BYTES)
+fn debt_bound(rate_bps: f64) -> f64 {
+    (rate_bps / 8.0 * DEBT_S).max(MIN_DEBT_BYTES)
+}
+
+fn bps(rate_bps: f64) -> BitRate {
+    BitRate::from_bps(rate_bps as u64)
 }
 
 impl Egress {
@@ -69,14 +79,16 @@ impl Egress {
                 bytes: 0,
                 limit: l.queue_limit as usize,
                 guarantee_bps: 0.0,
+                burst: 0.0,
                 tokens: 0.0,
                 sent_bytes: 0,
             })
             .collect();
-        let mut egress = Self { profile, lanes, rate_bps, ctokens: burst(rate_bps), refilled_ns: 0 };
+        let cburst = paced_burst_bytes(bps(rate_bps)) as f64;
+        let mut egress = Self { profile, lanes, rate_bps, ctokens: cburst, cburst, refilled_ns: 0 };
         egress.set_guarantees();
         for lane in &mut egress.lanes {
-            lane.tokens = burst(lane.guarantee_bps);
+            lane.tokens = lane.burst;
         }
         egress
     }
@@ -85,14 +97,17 @@ impl Egress {
     pub fn set_rate(&mut self, now_ns: u64, rate_bps: f64) {
         self.refill(now_ns);
         self.rate_bps = rate_bps.max(1.0);
+        self.cburst = paced_burst_bytes(bps(self.rate_bps)) as f64;
         self.set_guarantees();
     }
 
-    /// Each lane's guaranteed rate at the shaped rate, as the shaper sets HTB's.
+    /// Each lane's guaranteed rate and bucket at the shaped rate, as the shaper sets HTB's.
     fn set_guarantees(&mut self) {
-        let shaped = BitRate::from_bps(self.rate_bps as u64);
+        let shaped = bps(self.rate_bps);
         for (i, lane) in self.lanes.iter_mut().enumerate() {
-            lane.guarantee_bps = self.profile.lane_guarantee(i, shaped).bps() as f64;
+            let guarantee = self.profile.lane_guarantee(i, shaped);
+            lane.guarantee_bps = guarantee.bps() as f64;
+            lane.burst = self.profile.lane_burst_bytes(i, guarantee) as f64;
         }
     }
 
@@ -105,6 +120,11 @@ impl Egress {
         lane.bytes += u64::from(packet.len);
         lane.queue.push_back(packet);
         true
+    }
+
+    /// Packets waiting in `lane`.
+    pub fn queued_packets(&self, lane: usize) -> usize {
+        self.lanes[lane].queue.len()
     }
 
     /// The next packet allowed to leave at `now_ns`, if any.
@@ -122,8 +142,8 @@ impl Egress {
         lane.sent_bytes += u64::from(packet.len);
         // Debt is bounded as HTB bounds it, so a lane that borrowed long is not
         // locked out of its own rate for long afterwards.
-        lane.tokens = (lane.tokens - f64::from(packet.len)).max(-burst(guarantee));
-        self.ctokens = (self.ctokens - f64::from(packet.len)).max(-burst(rate));
+        lane.tokens = (lane.tokens - f64::from(packet.len)).max(-debt_bound(guarantee));
+        self.ctokens = (self.ctokens - f64::from(packet.len)).max(-debt_bound(rate));
         Some(packet)
     }
 
@@ -143,9 +163,9 @@ impl Egress {
         let dt = now_ns.saturating_sub(self.refilled_ns) as f64 / 1e9;
         self.refilled_ns = self.refilled_ns.max(now_ns);
         let rate = self.rate_bps;
-        self.ctokens = (self.ctokens + rate / 8.0 * dt).min(burst(rate));
+        self.ctokens = (self.ctokens + rate / 8.0 * dt).min(self.cburst);
         for lane in &mut self.lanes {
-            lane.tokens = (lane.tokens + lane.guarantee_bps / 8.0 * dt).min(burst(lane.guarantee_bps));
+            lane.tokens = (lane.tokens + lane.guarantee_bps / 8.0 * dt).min(lane.burst);
         }
     }
 
@@ -184,7 +204,7 @@ mod tests {
     }
 
     #[test]
-    fn the_shaped_rate_paces_a_backlog_after_the_burst() {
+    fn the_shaped_rate_paces_a_backlog_packet_by_packet() {
         let mut e = Egress::new(&robot(), 1.2e6); // 1500 B = 10 ms
         for t in 0..20 {
             assert!(e.enqueue(2, Queued { token: t, len: 1500 }));
@@ -192,9 +212,12 @@ mod tests {
         let out = drain(&mut e, 0);
         assert_eq!(out.len(), 20);
         let last = out[19].1 as f64 / 1e6;
-        // Three packets leave at once (a full bucket, and a lane at zero may still
-        // send); the other 25 500 bytes at 1.2 Mbit/s take 170 ms.
-        assert!((169.0..=171.0).contains(&last), "the last one left at {last} ms");
+        // One packet leaves at once: the buckets hold 1 ms of their rate (150 bytes
+        // for the parent), less than a packet, so the next waits for the parent's
+        // debt; the other 28 500 bytes, less the 150, at 1.2 Mbit/s take 189 ms.
+        assert!((188.0..=190.0).contains(&last), "the last one left at {last} ms");
+        let gaps: Vec<u64> = out.windows(2).map(|w| w[1].1 - w[0].1).collect();
+        assert!(gaps.iter().all(|&g| g >= 9_000_000), "never two packets back to back: {gaps:?}");
     }
 
     #[test]

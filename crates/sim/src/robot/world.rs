@@ -12,7 +12,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::Duration;
 
-use bauxite_control::{Controller, RateController};
+use bauxite_control::{Controller, ProbeSchedule, RateController};
 use bauxite_core::link::{Admission, LinkModel, Outcome};
 use bauxite_core::rng::{SplitMix64, mix64};
 use bauxite_core::{BitRate, PacketKey, RateSetting};
@@ -27,6 +27,8 @@ const UDP_HEADER: u32 = 28;
 const PROBE_LEN: u32 = 16 + UDP_HEADER;
 // The largest packet (the video's full segments) is the link's full packet.
 const _: () = assert!(tcp::MSS + tcp::HEADER == bauxite_core::figures::FULL_PACKET_BYTES);
+/// The video's packets its socket keeps in the shaper's lane at most ([`World::held_by_small_queues`]).
+const SMALL_QUEUE_PACKETS: usize = 2;
 /// How long the network may drain after the senders stop: later arrivals are losses.
 pub const DRAIN: Duration = Duration::from_secs(2);
 /// The width of the time series' bins.
@@ -36,7 +38,6 @@ pub use bauxite_core::figures::BIN_NS;
 enum Ev {
     Stream(u16),
     Frame,
-    Probe,
     Poll,
     Step(u32),
     Egress,
@@ -79,6 +80,8 @@ struct Shaper {
     egress: Egress,
     controller: Controller,
     auto: Option<RateController>,
+    /// When `auto`'s probes go.
+    probes: ProbeSchedule,
     drop_probability: Vec<f64>,
     droppable: Vec<bool>,
     rng: SplitMix64,
@@ -185,16 +188,12 @@ impl<'a> World<'a> {
         if self.shaper.is_some() {
             self.schedule(0, Ev::Poll);
         }
-        if self.shaper.as_ref().is_some_and(|s| s.auto.is_some()) {
-            self.schedule(0, Ev::Probe);
-        }
     }
 
     fn handle(&mut self, ev: Ev) {
         match ev {
             Ev::Stream(i) => self.send_message(usize::from(i)),
             Ev::Frame => self.capture_frame(),
-            Ev::Probe => self.send_probe(),
             Ev::Poll => self.poll_shaper(),
             Ev::Step(i) => {
                 let change = self.config.timeline.steps[i as usize].1.clone();
@@ -292,6 +291,9 @@ impl<'a> World<'a> {
     /// Sends what the video's window allows.
     fn pump_tcp(&mut self) {
         while let Some(segment) = self.sender.next_segment() {
+            if self.held_by_small_queues() {
+                break;
+            }
             let slot = self.alloc(Packet { what: What::Segment(segment), sent_ns: self.now, len: segment.wire_len() });
             let lane = self.video_lane;
             if self.shaper.is_some() && !self.enter_egress(slot, lane) {
@@ -315,11 +317,18 @@ impl<'a> World<'a> {
         }
     }
 
+    /// Linux's TCP small queues: a socket keeps at most about two full-size packets in
+    /// the qdisc under it (twice a packet's `truesize`; 1 ms of its pacing rate is less
+    /// at these rates), and the rest waits in the socket until one leaves. So the
+    /// video's lane in the shaper holds a packet or two, its backlog stays in the
+    /// socket where the encoder sees it, and the shaper's early drop never has a
+    /// queue to act on (the namespaces' shaper drops no video packet).
+    fn held_by_small_queues(&self) -> bool {
+        self.shaper.as_ref().is_some_and(|s| s.egress.queued_packets(self.video_lane) >= SMALL_QUEUE_PACKETS)
+    }
+
+    /// A rate probe, sent at a poll (as the daemon does: [`ProbeSchedule`]).
     fn send_probe(&mut self) {
-        let interval = self.config.profile.profile().auto_rate.probe_interval;
-        if self.now + duration_ns(interval) < self.end_ns {
-            self.schedule(self.now + duration_ns(interval), Ev::Probe);
-        }
         let slot = self.alloc(Packet { what: What::Probe, sent_ns: self.now, len: PROBE_LEN });
         // The shaper puts its probes in the most urgent lane, ahead of every rule.
         self.emit(slot, 0);
@@ -368,7 +377,12 @@ impl<'a> World<'a> {
         self.egress_armed = None;
         let shaper = self.shaper.as_mut().expect("a shaped phase");
         if let Some(q) = shaper.egress.dequeue(self.now) {
+            let segment = matches!(self.packets[q.token as usize].map(|p| p.what), Some(What::Segment(_)));
             self.enter_link(q.token);
+            if segment {
+                // Room under the small-queue limit: the socket sends on.
+                self.pump_tcp();
+            }
         }
         self.arm_egress();
     }
@@ -460,6 +474,11 @@ impl<'a> World<'a> {
         let now = Duration::from_nanos(self.now);
         let shaper = self.shaper.as_mut().expect("a shaped phase");
         let samples = shaper.egress.samples();
+        // As the daemon does: the probe leaves right after the counters are read.
+        if shaper.auto.is_some() && shaper.probes.due(now) && self.now < self.end_ns {
+            self.send_probe();
+        }
+        let shaper = self.shaper.as_mut().expect("a shaped phase");
         shaper.controller.observe(now, &samples);
         let verdicts = shaper.controller.verdicts();
         for (p, v) in shaper.drop_probability.iter_mut().zip(&verdicts) {
@@ -517,6 +536,7 @@ fn new_shaper(config: &RobotConfig, rng: &mut SplitMix64) -> (Shaper, BitRate) {
         egress: Egress::new(&lanes, shaped.bps() as f64),
         controller: Controller::new(profile, shaped),
         auto,
+        probes: ProbeSchedule::new(&profile.auto_rate),
         drop_probability: vec![0.0; profile.lanes.len()],
         droppable: profile.lanes.iter().map(|l| l.drop_when_congested).collect(),
         rng: SplitMix64::new(rng.next_u64()),
