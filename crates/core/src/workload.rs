@@ -5,6 +5,8 @@
 
 use std::time::Duration;
 
+use crate::rng::{SplitMix64, mix64};
+
 /// The TCP congestion control the standard stack (and the video) uses: Linux's default.
 pub const STANDARD_CONGESTION_CONTROL: &str = "cubic";
 
@@ -19,6 +21,11 @@ pub struct StreamSpec {
     pub rate_hz: f64,
     /// UDP payload bytes.
     pub size: usize,
+    /// When its first message goes after the senders' common start: where in its
+    /// period it sends. Streams whose periods meet (20, 50 and 10 Hz every 100 ms)
+    /// would otherwise send together, and which of them reaches the link first would
+    /// be decided by whichever sender thread the OS wakes first.
+    pub phase: Duration,
 }
 
 /// The whole workload.
@@ -41,10 +48,39 @@ pub struct WorkloadSpec {
     pub congestion_control: String,
 }
 
+impl WorkloadSpec {
+    /// Seed 000's workload as trial (or seed) `trial` runs it: [`Self::with_trial_phases`].
+    pub fn for_trial(trial: u64) -> Self {
+        Self::default().with_trial_phases(trial)
+    }
+
+    /// This workload with the phases of trial (or seed) `trial`: the control loop's
+    /// spread over trials in golden-ratio steps, each stream's drawn from `trial`. A
+    /// robot's loop and its publishers run on clocks of their own, and one fixed set
+    /// of phases would bias update delays and which message waits behind which. The
+    /// demo's trial k and the simulator's seed k get the same phases, so they compare;
+    /// both phases (standard and Bauxite) of a trial use the same.
+    pub fn with_trial_phases(mut self, trial: u64) -> Self {
+        let period = 1.0 / self.control_loop_hz;
+        self.control_loop_phase = Duration::from_secs_f64((trial as f64 * 0.618_034).fract() * period);
+        let mut rng = SplitMix64::new(mix64(trial ^ 0x0000_57e4_9a5e));
+        for stream in &mut self.streams {
+            stream.phase = Duration::from_nanos(rng.below((1e9 / stream.rate_hz) as u64));
+        }
+        self
+    }
+}
+
 impl Default for WorkloadSpec {
     /// Seed 000's workload.
     fn default() -> Self {
-        let stream = |name: &str, port, rate_hz, size| StreamSpec { name: name.into(), port, rate_hz, size };
+        let stream = |name: &str, port, rate_hz, size| StreamSpec {
+            name: name.into(),
+            port,
+            rate_hz,
+            size,
+            phase: Duration::ZERO,
+        };
         Self {
             streams: vec![
                 stream("navigation", 7400, 20.0, 96),
@@ -102,5 +138,25 @@ impl VideoSpec {
     /// Unsent bytes in the socket beyond which the encoder skips a frame.
     pub fn unsent_limit(&self) -> usize {
         (self.max_unsent_frames * self.mean_frame_size()) as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trial_draws_its_phases_and_the_same_trial_draws_the_same() {
+        let (one, again, two) = (WorkloadSpec::for_trial(1), WorkloadSpec::for_trial(1), WorkloadSpec::for_trial(2));
+        let phases = |w: &WorkloadSpec| w.streams.iter().map(|s| s.phase).collect::<Vec<_>>();
+        assert_eq!(phases(&one), phases(&again));
+        assert_ne!(phases(&one), phases(&two));
+        for (stream, phase) in one.streams.iter().zip(phases(&one)) {
+            assert!(phase.as_secs_f64() < 1.0 / stream.rate_hz, "{} starts within its period", stream.name);
+        }
+        // The streams do not all start together, as they did before phases were drawn.
+        assert!(phases(&one).windows(2).any(|w| w[0] != w[1]));
+        assert!(one.control_loop_phase < Duration::from_millis(10));
+        assert_ne!(one.control_loop_phase, two.control_loop_phase);
     }
 }

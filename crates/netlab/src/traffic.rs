@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use bauxite_core::wire::probe::{self, Kind};
-use bauxite_sys::monotonic_ns;
+use bauxite_sys::{monotonic_ns, rx_time};
 
 use crate::NetlabError;
 
@@ -29,10 +29,15 @@ pub struct UdpStream {
     pub size: usize,
 }
 
-/// Sends `spec` on an absolute schedule (no drift) until `stop`; returns messages sent.
+/// Sends `spec` on an absolute schedule (no drift) from now until `stop`; returns messages sent.
 pub fn send_udp(socket: &UdpSocket, spec: &UdpStream, stop: &AtomicBool) -> u32 {
+    send_udp_from(socket, spec, Instant::now(), stop)
+}
+
+/// [`send_udp`], the first message at `start` (streams that share a start keep their
+/// phases to each other, whenever their threads began).
+pub fn send_udp_from(socket: &UdpSocket, spec: &UdpStream, start: Instant, stop: &AtomicBool) -> u32 {
     let period = Duration::from_secs_f64(1.0 / spec.rate_hz);
-    let start = Instant::now();
     let mut seq = 0u32;
     while !stop.load(Ordering::Relaxed) {
         let due = start + period * seq;
@@ -53,7 +58,9 @@ pub fn send_udp(socket: &UdpSocket, spec: &UdpStream, stop: &AtomicBool) -> u32 
 pub struct Arrival {
     /// Its header.
     pub header: probe::Repr,
-    /// `CLOCK_MONOTONIC` receive time in nanoseconds.
+    /// `CLOCK_MONOTONIC` receive time in nanoseconds: when the kernel queued it to the
+    /// socket ([`bauxite_sys::rx_time`]), so the receiving thread's wake-up, which a
+    /// loaded machine stretches to milliseconds, is not counted as the network's.
     pub received_ns: u64,
 }
 
@@ -77,14 +84,16 @@ pub fn receive_udp_with(
     mut on_arrival: impl FnMut(&Arrival),
 ) -> std::io::Result<(Vec<Arrival>, u64)> {
     socket.set_read_timeout(Some(Duration::from_millis(50)))?;
+    rx_time::enable(socket)?;
     let mut buffer = vec![0u8; 65536];
     let mut arrivals = Vec::new();
     let mut malformed = 0;
     while !stop.load(Ordering::Relaxed) {
-        match socket.recv(&mut buffer) {
-            Ok(n) => match probe::Repr::parse_bytes(&buffer[..n]) {
+        match rx_time::recv(socket, &mut buffer) {
+            Ok((n, stamp)) => match probe::Repr::parse_bytes(&buffer[..n]) {
                 Ok(header) if header.kind == Kind::Data => {
-                    let arrival = Arrival { header, received_ns: monotonic_ns() };
+                    // Unstamped only while the kernel is turning its stamps on.
+                    let arrival = Arrival { header, received_ns: stamp.unwrap_or_else(monotonic_ns) };
                     on_arrival(&arrival);
                     arrivals.push(arrival);
                 }

@@ -21,6 +21,11 @@ use crate::video::{self, FrameArrival, VideoSendLog};
 
 pub use bauxite_core::workload::{StreamSpec, WorkloadSpec};
 
+/// How long after `start` is called the senders' common start is: time to spawn the
+/// threads (a few hundred microseconds; a thread that starts later still sends on
+/// the common schedule, from its first due message on).
+const SPAWN_ALLOWANCE: Duration = Duration::from_millis(5);
+
 /// One consumption of a new correction by the control loop.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ControlUpdate {
@@ -147,11 +152,14 @@ impl RunningWorkload {
             }
             Err(_) => Vec::new(),
         });
+        // The senders' common start, and the control loop's: after every thread is
+        // spawned, so each keeps its phase however long the spawning took.
+        let start = Instant::now() + SPAWN_ALLOWANCE;
         let control = {
-            let (stop, newest, hz, phase) =
-                (stop.clone(), newest.clone(), spec.control_loop_hz, spec.control_loop_phase);
+            let (stop, newest, hz, first) =
+                (stop.clone(), newest.clone(), spec.control_loop_hz, start + spec.control_loop_phase);
             tb.base.spawn(move || {
-                control_loop(hz, phase, &stop, &newest, |update| emit(&tap, WorkloadEvent::Update(*update)))
+                control_loop(hz, first, &stop, &newest, |update| emit(&tap, WorkloadEvent::Update(*update)))
             })
         };
         let senders = spec
@@ -165,8 +173,8 @@ impl RunningWorkload {
                     rate_hz: s.rate_hz,
                     size: s.size,
                 };
-                let stop = send_stop.clone();
-                tb.robot.spawn(move || traffic::send_udp(&socket, &stream, &stop))
+                let (stop, first) = (send_stop.clone(), start + s.phase);
+                tb.robot.spawn(move || traffic::send_udp_from(&socket, &stream, first, &stop))
             })
             .collect();
         let (video_spec, video_stream, tx_stop) = (spec.video.clone(), sockets.video_stream, send_stop.clone());
@@ -253,13 +261,12 @@ fn track_newest(newest: &Newest, arrival: &Arrival) {
 
 fn control_loop(
     hz: f64,
-    phase: Duration,
+    start: Instant,
     stop: &AtomicBool,
     newest: &Newest,
     mut on_update: impl FnMut(&ControlUpdate),
 ) -> Vec<ControlUpdate> {
     let period = Duration::from_secs_f64(1.0 / hz);
-    let start = Instant::now() + phase;
     let mut tick = 0u32;
     let mut consumed: Option<u32> = None;
     let mut updates = Vec::new();

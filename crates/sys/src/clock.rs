@@ -19,6 +19,12 @@ pub fn monotonic_ns() -> u64 {
     read(libc::CLOCK_MONOTONIC)
 }
 
+/// The current `CLOCK_REALTIME` time in nanoseconds: only for converting stamps the
+/// kernel takes on it (see `rx_time`); Bauxite's own timestamps are monotonic.
+pub(crate) fn realtime_ns() -> u64 {
+    read(libc::CLOCK_REALTIME)
+}
+
 /// CPU time used so far by every thread of this process, in nanoseconds
 /// (`CLOCK_PROCESS_CPUTIME_ID`). Benchmarks report it beside wall time because it
 /// holds on a loaded machine, where other processes stretch the wall clock but not

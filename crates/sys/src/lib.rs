@@ -2,8 +2,8 @@
 //! running commands and threads in a network namespace ([`Netns`]), root checks
 //! ([`is_root`], [`root_or_skip`]), the monotonic clock the kernel programs stamp
 //! with ([`monotonic_ns`]), the process CPU clock benchmarks report
-//! ([`process_cpu_ns`]) and a child process that is stopped when its owner goes
-//! away ([`ChildGuard`]).
+//! ([`process_cpu_ns`]), the kernel's receive time of a datagram ([`rx_time`]) and a
+//! child process that is stopped when its owner goes away ([`ChildGuard`]).
 //!
 //! It depends on nothing of Bauxite's, so the testbed (`netlab`) builds without the
 //! shaper or the eBPF toolchain.
@@ -13,6 +13,7 @@ mod clock;
 mod netns;
 mod privilege;
 mod process;
+pub mod rx_time;
 
 pub use clock::{monotonic_ns, process_cpu_ns};
 pub use netns::{Netns, unique_name};

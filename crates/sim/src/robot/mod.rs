@@ -102,8 +102,9 @@ pub fn run_phase(config: &RobotConfig, shaped: bool) -> PhaseTrace {
 
 /// The video's TCP model, as `summary.json` states it.
 pub const TCP_MODEL: &str = "Reno with SACK-like loss detection and ACK clocking, one ACK per segment, \
-RTO >= 200 ms; a segment the robot's egress refuses stays unsent and reduces the window (Linux's CWR). \
-Left out: CUBIC's growth, delayed ACKs, Nagle, TSO/GSO, pacing, HyStart, TCP small queues, receive windows, F-RTO.";
+RTO >= 200 ms; a segment the robot's egress refuses stays unsent and reduces the window (Linux's CWR); \
+TCP small queues: at most 2 packets of the socket wait in the shaper's lane. \
+Left out: CUBIC's growth, delayed ACKs, Nagle, TSO/GSO, pacing, HyStart, receive windows, F-RTO.";
 
 /// Everything one `sim robot` run produced.
 #[derive(Clone, Debug)]

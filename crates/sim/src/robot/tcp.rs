@@ -10,12 +10,14 @@
 //! as Linux does on `NET_XMIT_DROP`, the window is reduced (CWR) and the segment is
 //! tried again at the next ACK (or at the timeout if nothing is in flight). Its
 //! bytes stay unsent in the socket, which is what makes the encoder skip frames.
+//! TCP small queues (at most two of its packets in the shaper's lane) are the
+//! world's to apply (`World::held_by_small_queues`): they depend on the egress.
 //!
 //! **Left out**: CUBIC's window growth (Reno's is slower to refill a large window:
 //! at 1.5 Mbit/s and tens of ms of RTT the window is a few segments and the two
-//! agree), delayed ACKs, Nagle, TSO/GSO bursts, pacing, HyStart, TCP small queues,
-//! receive windows, spurious-timeout undo (F-RTO) and the timestamps option (its
-//! bytes are in the 52-byte header).
+//! agree), delayed ACKs, Nagle, TSO/GSO bursts, pacing, HyStart, receive windows,
+//! spurious-timeout undo (F-RTO) and the timestamps option (its bytes are in the
+//! 52-byte header).
 
 use std::collections::{BTreeMap, VecDeque};
 

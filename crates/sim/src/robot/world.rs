@@ -136,7 +136,9 @@ impl<'a> World<'a> {
         let workload = &config.workload;
         let profile = &config.profile;
         let stream_lanes = workload.streams.iter().map(|s| profile.lane_of(&PacketKey::udp(40_000, s.port))).collect();
-        let stream_offsets = workload.streams.iter().map(|s| rng.below((1e9 / s.rate_hz) as u64)).collect();
+        // Seed k's streams start where the demo's trial k starts them.
+        let phased = workload.clone().with_trial_phases(config.seed);
+        let stream_offsets = phased.streams.iter().map(|s| duration_ns(s.phase)).collect();
         let video_offset = rng.below((1e9 / f64::from(workload.video.fps)) as u64);
         let mut link_config = config.link.clone();
         link_config.seed = link_config.seed.wrapping_add(config.seed);
