@@ -147,7 +147,7 @@ pub fn run_phase(
         _ => (Vec::new(), None),
     };
 
-    let spec = workload_spec(trial);
+    let spec = WorkloadSpec::for_trial(u64::from(trial));
     let start_ns = monotonic_ns();
     let started = Instant::now();
     if let (Some(emulator), Some(link)) = (tb.emulator(), &options.scenario.link) {
@@ -249,17 +249,6 @@ fn wait_until_running(options: &DemoOptions, reader: &mut StatusReader, dir: &Pa
         std::thread::sleep(Duration::from_millis(100));
     }
     Ok(())
-}
-
-/// The seed's workload, with the control loop's phase of trial `trial`.
-fn workload_spec(trial: u32) -> WorkloadSpec {
-    let mut spec = WorkloadSpec::default();
-    // Spread the control loop's phase over trials (golden-ratio steps): a robot's loop
-    // is not synchronised with its corrections, and one fixed phase would bias the
-    // update delay. Both phases of a trial use the same, so they compare fairly.
-    let period = 1.0 / spec.control_loop_hz;
-    spec.control_loop_phase = Duration::from_secs_f64((f64::from(trial) * 0.618_034).fract() * period);
-    spec
 }
 
 /// What the recording says about its run: the link's timeline, the critical
