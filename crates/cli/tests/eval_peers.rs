@@ -21,6 +21,8 @@ use peers::{Peer, arrivals, attempts, peers_or_skip};
 /// 2-core machine; unloaded it takes about a second.
 const START: Duration = Duration::from_secs(30);
 const HZ: f64 = 30.0;
+/// Seconds each stream runs: discovery (up to 7 s, see `check_stream`) and then samples.
+const RUN_S: u32 = 9;
 
 fn now_ns() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64
@@ -105,9 +107,14 @@ fn check_stream(what: &str, published: &[(u64, u64, bool, u64)], received: &[(u6
 
     // Reliable delivery: every sample from the first that arrived to the last published, once,
     // in order, carrying the stamp its attempt reported. Discovery may cost the first samples
-    // (the protocol's publisher does not wait for readers), never half the run.
+    // (the protocol's publisher does not wait for readers): well under a second unloaded, but
+    // Fast DDS repeats its announcement only every 3 s after its first few, so a match missed
+    // under load costs 3 s (measured: 2.4-3.0 s in about half the loaded runs between two Fast
+    // DDS peers). The last 2 s of the run must arrive, which allows two misses in a 9 s run.
     let first = received.first().unwrap_or_else(|| panic!("nothing arrived of {n} samples")).0;
-    assert!(first < n / 2, "the first sample to arrive was {first} of {n}");
+    let discovery_s = (published[first as usize].1 - published[0].1) as f64 / 1e9;
+    let allowed_s = seconds - 2.0;
+    assert!(discovery_s <= allowed_s, "the first sample to arrive was {first} of {n}, {discovery_s:.1} s in");
     let got: Vec<u64> = received.iter().map(|r| r.0).collect();
     assert_eq!(got, (first..n).collect::<Vec<_>>(), "samples lost, repeated or reordered");
     for &(seq, stamp_ns, recv_ns) in received {
@@ -147,14 +154,14 @@ fn the_protocols_shared_part_is_the_same_in_every_peer_script() {
 #[test]
 fn cyclone_publisher_to_cyclone_subscriber_speaks_the_protocol() {
     if peers_or_skip("eval_peers_cyclone_loopback", &[Cyclone]) {
-        stream(Cyclone, "80", 4, subscriber(Cyclone, "80", "rt/scan"));
+        stream(Cyclone, "80", RUN_S, subscriber(Cyclone, "80", "rt/scan"));
     }
 }
 
 #[test]
 fn ros2_publisher_to_ros2_subscriber_speaks_the_protocol() {
     if peers_or_skip("eval_peers_ros2_loopback", &[Ros2FastDds]) {
-        stream(Ros2FastDds, "81", 4, subscriber(Ros2FastDds, "81", "rt/scan"));
+        stream(Ros2FastDds, "81", RUN_S, subscriber(Ros2FastDds, "81", "rt/scan"));
     }
 }
 
@@ -167,8 +174,8 @@ fn ros2_and_cyclone_read_each_others_laser_scans() {
     let cyclone_reads = subscriber(Cyclone, "82", "rt/scan");
     let ros2_reads = subscriber(Ros2FastDds, "83", "rt/scan");
     let (ros2_writes, cyclone_writes) = (
-        std::thread::spawn(move || stream(Ros2FastDds, "82", 6, cyclone_reads)),
-        std::thread::spawn(move || stream(Cyclone, "83", 6, ros2_reads)),
+        std::thread::spawn(move || stream(Ros2FastDds, "82", RUN_S, cyclone_reads)),
+        std::thread::spawn(move || stream(Cyclone, "83", RUN_S, ros2_reads)),
     );
     ros2_writes.join().expect("ros2 publisher -> cyclone subscriber");
     cyclone_writes.join().expect("cyclone publisher -> ros2 subscriber");
@@ -249,15 +256,15 @@ fn a_ros2_publisher_reaches_a_ros2_critical_subscriber_through_the_bridge() {
     noncritical.wait_ready(START);
     bridge.wait_stderr("rt/scan/critical: 1 matched reader(s)", START);
     bridge.wait_stderr("rt/scan/noncritical: 1 matched reader(s)", START);
-    stream(Ros2FastDds, domain, 6, critical);
+    stream(Ros2FastDds, domain, RUN_S, critical);
     drop(bridge);
     let received = arrivals(&noncritical.terminate(Duration::from_secs(15)));
     let seqs: Vec<u64> = received.iter().map(|r| r.0).collect();
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "noncritical samples repeated or reordered: {seqs:?}");
     assert!(received.iter().all(|r| r.2 >= r.1), "a noncritical sample arrived before it was stamped");
-    // 6 s at the bridge's 10 Hz, less discovery (at most half the run, as for the critical
+    // The run at the bridge's 10 Hz, less discovery (the last 2 s at least, as for the critical
     // path); the token bucket keeps the rate, so 8-12 Hz only allows for the ends.
-    assert!(received.len() >= 25, "{} noncritical samples", received.len());
+    assert!(received.len() >= 15, "{} noncritical samples", received.len());
     let span_s = (received[received.len() - 1].2 - received[0].2) as f64 / 1e9;
     let rate = (received.len() - 1) as f64 / span_s;
     eprintln!("noncritical: {} samples at {rate:.2} Hz", received.len());
@@ -385,10 +392,10 @@ fn every_sample_of_both_implementations_crosses_a_veth_between_namespaces() {
     let at_b = Place { ns: &b, interface: Some("10.78.0.2") };
     let (a_before, b_before) = (tx_bytes(&a, &a_if), tx_bytes(&b, &b_if));
     let (fast_dds, cyclone) = std::thread::scope(|scope| {
-        let fast_dds =
-            scope.spawn(|| stream_from(at_a, Ros2FastDds, "89", 6, subscriber_at(at_b, Ros2FastDds, "89", "rt/scan")));
+        let fast_dds = scope
+            .spawn(|| stream_from(at_a, Ros2FastDds, "89", RUN_S, subscriber_at(at_b, Ros2FastDds, "89", "rt/scan")));
         let cyclone =
-            scope.spawn(|| stream_from(at_b, Cyclone, "90", 6, subscriber_at(at_a, Cyclone, "90", "rt/scan")));
+            scope.spawn(|| stream_from(at_b, Cyclone, "90", RUN_S, subscriber_at(at_a, Cyclone, "90", "rt/scan")));
         (fast_dds.join().expect("Fast DDS A -> B"), cyclone.join().expect("Cyclone B -> A"))
     });
     let (a_sent, b_sent) = (tx_bytes(&a, &a_if) - a_before, tx_bytes(&b, &b_if) - b_before);
