@@ -11,7 +11,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+mod common;
 mod peers;
+
+use common::output_within;
 
 use bauxite_sys::Netns;
 use peers::Implementation::{self, Cyclone, Ros2FastDds};
@@ -149,6 +152,43 @@ fn the_protocols_shared_part_is_the_same_in_every_peer_script() {
     let cyclone = shared("cyclonedds_peer.py");
     assert!(cyclone.contains("def emit(") && cyclone.contains("def wait_for_interface("), "{cyclone}");
     assert_eq!(cyclone, shared("ros2_peer.py"), "the shared part differs between the peer scripts");
+}
+
+/// Bad flags are refused before any DDS entity exists, with exit status 2 and a message
+/// naming the flag (the peers parse before they start DDS, so this takes an interpreter start).
+#[test]
+fn bad_flags_are_refused_naming_the_flag() {
+    if !peers_or_skip("eval_peers_bad_flags", &[Cyclone, Ros2FastDds]) {
+        return;
+    }
+    let cases: [(Implementation, &[&str], &str); 6] = [
+        (Ros2FastDds, &["pub", "--topic", "rt/scan"], "pub needs --duration"),
+        (Ros2FastDds, &["sub", "--topic", "scan", "--duration", "1"], "--topic scan: a ROS 2 topic's DDS name"),
+        (Ros2FastDds, &["pub", "--topic", "rt/scan", "--duration", "1", "--hz", "0"], "--hz 0.0: must be positive"),
+        (
+            Cyclone,
+            &["sub", "--topic", "rt/scan", "--duration", "1", "--count", "3"],
+            "--count: not a flag of the protocol",
+        ),
+        (
+            Cyclone,
+            &["sub", "--topic", "rt/scan", "--max-samples", "3"],
+            "--max-samples: not a flag of the bridge tests",
+        ),
+        (Cyclone, &["pub", "--topic", "rt/scan", "--duration", "1", "--depth", "0"], "--depth 0: must be positive"),
+    ];
+    for (implementation, args, message) in cases {
+        let (python, script) = implementation.command();
+        let out = output_within(Command::new(&python).arg(&script).args(args), Duration::from_secs(30));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{implementation:?} {args:?}: {err}");
+        assert!(err.contains(message), "{implementation:?} {args:?}: {err}");
+        assert!(
+            out.stdout.is_empty(),
+            "{implementation:?} {args:?} printed {:?}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
 }
 
 #[test]

@@ -22,7 +22,7 @@ pub enum Implementation {
 
 impl Implementation {
     /// The interpreter and the script of this implementation's peer.
-    fn command(self) -> (PathBuf, PathBuf) {
+    pub fn command(self) -> (PathBuf, PathBuf) {
         let peers = Path::new(env!("CARGO_MANIFEST_DIR")).join("../eval/peers");
         match self {
             Self::Cyclone => ("python3".into(), peers.join("cyclonedds_peer.py")),
