@@ -256,8 +256,8 @@ def publish_protocol(args) -> None:
     writer = DataWriter(dp, Topic(dp, args.topic, LaserScan_), protocol_qos(args))
     ranges = [1.5] * args.ranges
     period = 1.0 / args.hz
+    stop = Stop(args.duration)  # before `ready`: a SIGTERM from then on ends the run cleanly
     emit({"ev": "ready"})
-    stop = Stop(args.duration)
     due = time.monotonic()
     seq = 0
     while not stop.due():
@@ -324,8 +324,8 @@ def subscribe_protocol(args) -> None:
     """The evaluation's subscriber: one line per sample until --duration or a signal."""
     dp = DomainParticipant(args.domain)
     reader = DataReader(dp, Topic(dp, args.topic, LaserScan_), protocol_qos(args))
+    stop = Stop(args.duration)  # before `ready`: a SIGTERM from then on ends the run cleanly
     emit({"ev": "ready"})
-    stop = Stop(args.duration)
     for scan, recv in scans(dp, reader, stop.due):
         emit({"ev": "recv", "seq": int(scan.header.frame_id), "stamp_ns": stamp_ns(scan), "recv_ns": recv})
 

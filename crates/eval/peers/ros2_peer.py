@@ -237,8 +237,8 @@ def publish(args) -> None:
         emit({"ev": "pub", "seq": seq, "t_ns": now, "ok": ok, "call_ns": time.monotonic_ns() - began})
         seq += 1
 
+    stop = Stop(args.duration)  # before `ready`: a SIGTERM from then on ends the run cleanly
     emit({"ev": "ready"})
-    stop = Stop(args.duration)
     # An rclpy timer: after a publish that blocked past a period it fires once at once, then
     # returns to its grid, skipping the periods it missed (rcl_timer_call), as a ROS 2 node does.
     node.create_timer(period, tick)
@@ -261,8 +261,9 @@ def subscribe(args) -> None:
         emit({"ev": "recv", "seq": int(scan.header.frame_id), "stamp_ns": stamp, "recv_ns": recv})
 
     node.create_subscription(LaserScan, ros_topic(args.topic), on_scan, qos(args))
+    stop = Stop(args.duration)  # before `ready`: a SIGTERM from then on ends the run cleanly
     emit({"ev": "ready"})
-    spin_until(node, Stop(args.duration))
+    spin_until(node, stop)
     node.destroy_node()
 
 
