@@ -18,8 +18,8 @@
 //!   `congestion.poll_interval` with the lanes' counters, as the daemon polls netlink.
 //! - `rate: auto` is `bauxite_control::RateController`, fed with probes that ride
 //!   the critical lane to a reflector at the base.
-//! - The video's TCP is Reno with SACK-like loss detection ([`tcp`] says what it
-//!   leaves out).
+//! - The video's TCP is CUBIC with SACK-like loss detection and TCP small queues ([`tcp`]
+//!   says what it leaves out).
 //!
 //! Nothing reads a clock: the same configuration and seed give the same
 //! [`RobotSummary`], byte for byte.
@@ -101,10 +101,10 @@ pub fn run_phase(config: &RobotConfig, shaped: bool) -> PhaseTrace {
 }
 
 /// The video's TCP model, as `summary.json` states it.
-pub const TCP_MODEL: &str = "Reno with SACK-like loss detection and ACK clocking, one ACK per segment, \
-RTO >= 200 ms; a segment the robot's egress refuses stays unsent and reduces the window (Linux's CWR); \
-TCP small queues: at most 2 packets of the socket wait in the shaper's lane. \
-Left out: CUBIC's growth, delayed ACKs, Nagle, TSO/GSO, pacing, HyStart, receive windows, F-RTO.";
+pub const TCP_MODEL: &str = "CUBIC (RFC 9438: beta 0.7, C 0.4, Reno-friendly region, fast convergence) with \
+SACK-like loss detection and ACK clocking, one ACK per segment, RTO >= 200 ms; a segment the robot's egress refuses \
+stays unsent and reduces the window (Linux's CWR); TCP small queues: at most 2 packets of the socket wait in the \
+shaper's lane. Left out: HyStart, delayed ACKs, Nagle, TSO/GSO, pacing, receive windows, F-RTO.";
 
 /// Everything one `sim robot` run produced.
 #[derive(Clone, Debug)]
