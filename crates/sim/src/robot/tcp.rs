@@ -19,9 +19,13 @@
 //! halving and slow refill left the simulated standard stack's modem FIFO emptier
 //! (critical excess p95 502 against 818 ms on the Verizon trace).
 //!
+//! After a timeout only the oldest segment is resent at first (F-RTO, RFC 5682, on in
+//! Linux): if an original sent before the timeout is acknowledged next, the timeout
+//! was spurious (a slow link, an outage) and the window comes back.
+//!
 //! **Left out**: HyStart's early exit from slow start, delayed ACKs, Nagle, TSO/GSO
-//! bursts, pacing, receive windows, spurious-timeout undo (F-RTO) and the timestamps
-//! option (its bytes are in the 52-byte header).
+//! bursts, pacing, receive windows and the timestamps option (its bytes are in the
+//! 52-byte header).
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -80,6 +84,14 @@ struct Epoch {
     reno: f64,
 }
 
+/// The congestion state a timeout replaced.
+#[derive(Clone, Copy, Debug)]
+struct Undo {
+    cwnd: f64,
+    ssthresh: f64,
+    w_max: f64,
+}
+
 /// The sending side.
 #[derive(Clone, Debug)]
 pub struct Sender {
@@ -105,6 +117,11 @@ pub struct Sender {
     rto_ns: u64,
     /// Refused by the egress: wait for an ACK (or the timeout) before trying again.
     blocked: bool,
+    /// After a timeout, what was in flight: its originals may still arrive
+    /// (F-RTO), which would make the timeout spurious.
+    suspect: BTreeMap<u64, InFlight>,
+    /// The window before the last timeout, put back if it proves spurious.
+    undo: Option<Undo>,
     /// Bytes acknowledged (in any order).
     pub acked_bytes: u64,
     /// Retransmissions sent.
@@ -130,6 +147,8 @@ impl Default for Sender {
             rttvar_ns: 0.0,
             rto_ns: INITIAL_RTO_NS,
             blocked: false,
+            suspect: BTreeMap::new(),
+            undo: None,
             acked_bytes: 0,
             retransmissions: 0,
             timeouts: 0,
@@ -225,6 +244,11 @@ impl Sender {
     /// The ACK of transmission `tx` arrived at `now_ns`.
     pub fn on_ack(&mut self, tx: u64, now_ns: u64) {
         self.blocked = false;
+        if let Some(original) = self.suspect.remove(&tx) {
+            self.timeout_was_spurious(tx, original);
+        } else if !self.suspect.is_empty() && self.in_flight.contains_key(&tx) {
+            self.timeout_was_real();
+        }
         let Some(seg) = self.in_flight.remove(&tx) else { return };
         self.acked_bytes += u64::from(seg.len);
         if !seg.retransmission {
@@ -286,17 +310,48 @@ impl Sender {
             return;
         }
         self.timeouts += 1;
-        let flight: Vec<InFlight> = std::mem::take(&mut self.in_flight).into_values().collect();
+        // A second timeout before the first was judged: its flight is suspect too.
+        let mut flight = std::mem::take(&mut self.in_flight);
+        flight.append(&mut self.suspect);
+        self.undo.get_or_insert(Undo { cwnd: self.cwnd, ssthresh: self.ssthresh, w_max: self.w_max });
         self.w_max = self.cwnd;
         self.ssthresh = (flight.len() as f64 * BETA).max(2.0);
         self.cwnd = 1.0;
         self.epoch = None;
         self.recovery_until = Some(self.next_tx);
-        // Retransmit in stream order, ahead of anything already waiting.
-        for seg in flight.iter().rev() {
-            self.lost.push_front((seg.start, seg.len));
-        }
+        // F-RTO (RFC 5682, Linux's default): resend only the oldest; the rest waits
+        // for the next ACK to say whether the timeout was spurious.
+        let (_, oldest) = flight.first_key_value().expect("something was in flight");
+        self.lost.push_front((oldest.start, oldest.len));
+        self.suspect = flight;
         self.rto_ns = (self.rto_ns * 2).min(60_000_000_000);
+    }
+
+    /// An original sent before the timeout was acknowledged: the link was slow, not
+    /// lossy. The window comes back, and what was sent before is in flight again.
+    fn timeout_was_spurious(&mut self, tx: u64, original: InFlight) {
+        if let Some(undo) = self.undo.take() {
+            (self.cwnd, self.ssthresh, self.w_max) = (undo.cwnd, undo.ssthresh, undo.w_max);
+            self.epoch = None;
+            self.recovery_until = None;
+        }
+        let suspects = std::mem::take(&mut self.suspect);
+        // The oldest's resend, if it has not left yet, is not needed.
+        self.lost
+            .retain(|&(start, len)| !suspects.values().chain([&original]).any(|s| (s.start, s.len) == (start, len)));
+        self.in_flight.extend(suspects);
+        self.in_flight.insert(tx, original);
+    }
+
+    /// The resend was acknowledged before any original: they were lost; resend them all.
+    fn timeout_was_real(&mut self) {
+        self.undo = None;
+        let resent: Vec<(u64, u32)> = self.in_flight.values().map(|f| (f.start, f.len)).collect();
+        for seg in std::mem::take(&mut self.suspect).into_values().rev() {
+            if !resent.contains(&(seg.start, seg.len)) {
+                self.lost.push_front((seg.start, seg.len));
+            }
+        }
     }
 }
 
@@ -443,6 +498,36 @@ mod tests {
         assert!(seg.retransmission && seg.start == 0);
         s.sent(seg, INITIAL_RTO_NS);
         assert_eq!(s.next_segment(), None, "a window of one");
+    }
+
+    #[test]
+    fn a_timeout_the_originals_answer_was_spurious_and_is_undone() {
+        let mut s = Sender::default();
+        s.write(20 * u64::from(MSS));
+        send_all(&mut s, 0);
+        s.on_timeout();
+        assert_eq!(s.cwnd, 1.0);
+        // The link was only slow: the first original's ACK comes after the timeout.
+        s.on_ack(0, INITIAL_RTO_NS + 1);
+        assert_eq!(s.cwnd, 11.0, "the window of before, and the ACK's slow-start segment");
+        let next = s.next_segment().unwrap();
+        assert!(!next.retransmission && next.start == 10 * u64::from(MSS), "new data, no resend: {next:?}");
+    }
+
+    #[test]
+    fn a_timeout_the_resend_answers_first_was_real_and_everything_is_resent() {
+        let mut s = Sender::default();
+        s.write(20 * u64::from(MSS));
+        send_all(&mut s, 0);
+        s.on_timeout();
+        let resend = s.next_segment().unwrap();
+        assert!(resend.retransmission && resend.start == 0);
+        s.sent(resend, INITIAL_RTO_NS);
+        assert_eq!(s.next_segment(), None, "F-RTO resends only the oldest first");
+        s.on_ack(resend.tx, INITIAL_RTO_NS + 1);
+        assert_eq!(s.cwnd, 2.0, "no undo: slow start from one");
+        let next = s.next_segment().unwrap();
+        assert!(next.retransmission && next.start == u64::from(MSS), "the rest is resent in order: {next:?}");
     }
 
     #[test]
