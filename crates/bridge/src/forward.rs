@@ -8,7 +8,12 @@
 //!
 //! The reader only takes samples and hands them on: it never waits for a writer, so a slow or
 //! dead subscriber cannot backpressure the publisher through the bridge. It serves the critical
-//! queue first. The critical writer may block (RELIABLE, a full window) for at most
+//! path first, and writes a critical sample itself when nothing is queued ahead of it, the
+//! writer is free and the window has room (one thread hop fewer on the critical path, which
+//! was 0.026 ms of the added latency at the median): the writer is only tried (`try_lock`)
+//! and the write never waits ([`raw::try_write`]); otherwise the sample is queued. The
+//! critical writer thread takes the writer before it pops, so a directly written sample never
+//! overtakes a popped one. The critical writer thread may block (RELIABLE, a full window) for at most
 //! `critical_blocking` per attempt; it retries the same sample while the queue has room and
 //! gives it up (drop-oldest, as the queue would) once newer samples have filled it. The
 //! noncritical writer never blocks and drops samples older than `max_age` instead of sending
@@ -305,6 +310,7 @@ impl Forwarder {
             })
             .map_err(|e| DdsError::new(format!("writer for {}", names.noncritical), e))?;
 
+        let critical = Arc::new(Mutex::new(critical));
         let shared = Arc::new(TopicShared::new(&topic.name, policy));
         let (stop_tx, stop_rx) = futures::channel::oneshot::channel();
         let spawn = |what: &str, f: Box<dyn FnOnce() + Send>| {
@@ -315,8 +321,8 @@ impl Forwarder {
         };
         let threads = vec![
             spawn("crit", {
-                let (shared, names) = (shared.clone(), names.clone());
-                Box::new(move || critical_loop(critical, &shared, &names.critical, clock))
+                let (shared, names, critical) = (shared.clone(), names.clone(), critical.clone());
+                Box::new(move || critical_loop(&critical, &shared, &names.critical, clock))
             })?,
             spawn("noncrit", {
                 let (shared, names, max_age) = (shared.clone(), names.clone(), policy.max_age);
@@ -324,7 +330,7 @@ impl Forwarder {
             })?,
             spawn("read", {
                 let (shared, policy) = (shared.clone(), policy.clone());
-                Box::new(move || reader_loop(reader, &shared, &policy, clock, stop_rx))
+                Box::new(move || reader_loop(reader, &critical, &shared, &policy, clock, stop_rx))
             })?,
         ];
         Ok(Self { shared, names, stop_reader: Some(stop_tx), threads })
@@ -361,6 +367,7 @@ impl Drop for Forwarder {
 
 fn reader_loop(
     reader: raw::RawReader,
+    critical: &Mutex<RawWriter>,
     shared: &TopicShared,
     policy: &PolicyConfig,
     clock: Clock,
@@ -393,7 +400,7 @@ fn reader_loop(
                     }
                     // Critical first: the noncritical copy is queued after it.
                     if decision.critical {
-                        shared.critical_queue.push(sample.clone(), now);
+                        pass_critical(critical, shared, sample.clone(), now, clock);
                     } else {
                         shared.critical.suspended.fetch_add(1, Ordering::Relaxed);
                     }
@@ -406,7 +413,7 @@ fn reader_loop(
                 None => {
                     shared.noncritical.suspended.fetch_add(1, Ordering::Relaxed);
                     if decision.critical {
-                        shared.critical_queue.push(sample, now);
+                        pass_critical(critical, shared, sample, now, clock);
                     } else {
                         shared.critical.suspended.fetch_add(1, Ordering::Relaxed);
                     }
@@ -414,6 +421,44 @@ fn reader_loop(
             }
         }
     });
+}
+
+/// Hands a critical sample that arrived at `received` on, without ever waiting: written here
+/// when the writer is free, nothing is queued ahead and the window has room; queued for the
+/// critical writer thread otherwise (also when the window is full, so that thread, which may
+/// wait, retries it).
+fn pass_critical(writer: &Mutex<RawWriter>, shared: &TopicShared, sample: Sample, received: Nanos, clock: Clock) {
+    let Ok(writer) = writer.try_lock() else {
+        shared.critical_queue.push(sample, received);
+        return;
+    };
+    if !shared.critical_queue.is_empty() {
+        shared.critical_queue.push(sample, received);
+        return;
+    }
+    let payload = shared.stage_log.as_ref().map(|_| sample.raw.payload.clone());
+    match raw::try_write(&writer, sample.raw, sample.source_timestamp) {
+        Ok(()) => {
+            shared.critical.record_written(clock.now().saturating_sub(received));
+            if let (Some(log), Some(payload)) = (&shared.stage_log, &payload) {
+                // Never queued: dequeued when received.
+                log.record(payload, received, received, clock);
+            }
+        }
+        Err(WriteError::WouldBlock { data }) => {
+            shared.critical_queue.push(Sample { raw: data, source_timestamp: sample.source_timestamp }, received);
+        }
+        Err(e) => {
+            shared.critical.errors.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(topic = %shared.name, "write failed: {e}");
+        }
+    }
+}
+
+/// The writer, waiting for it if another thread holds it (a poisoned lock still holds a
+/// usable writer: the panic was elsewhere).
+fn lock_writer(writer: &Mutex<RawWriter>) -> MutexGuard<'_, RawWriter> {
+    writer.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// How often a writer thread with nothing to write refreshes its matched-reader count.
@@ -434,12 +479,18 @@ fn update_matched(writer: &RawWriter, stats: &PathStats, topic: &str, last_check
     }
 }
 
-fn critical_loop(writer: RawWriter, shared: &TopicShared, topic: &str, clock: Clock) {
+fn critical_loop(writer: &Mutex<RawWriter>, shared: &TopicShared, topic: &str, clock: Clock) {
     let stats = &shared.critical;
     let mut last_check = 0;
     while !shared.stop.load(Ordering::Relaxed) {
-        update_matched(&writer, stats, topic, &mut last_check, clock.now());
-        let Some(queued) = shared.critical_queue.pop(IDLE_POLL) else { continue };
+        update_matched(&lock_writer(writer), stats, topic, &mut last_check, clock.now());
+        if !shared.critical_queue.wait_nonempty(IDLE_POLL) {
+            continue;
+        }
+        // The writer first, then the sample: the reader writes directly only while it holds
+        // the writer and nothing is queued, so it cannot overtake the sample popped here.
+        let writer = lock_writer(writer);
+        let Some(queued) = shared.critical_queue.pop(Duration::ZERO) else { continue };
         let dequeued = clock.now();
         stats.in_flight_since.store(queued.received.max(1), Ordering::Relaxed);
         let Sample { mut raw, source_timestamp } = queued.item;
@@ -532,5 +583,57 @@ mod stage_log_tests {
         assert_eq!((n(2), n(3)), (clock.monotonic_ns(10), clock.monotonic_ns(20)));
         // Written is stamped when noted, on the host's monotonic clock.
         assert!((before..=after).contains(&n(4)), "{before} <= {} <= {after}", n(4));
+    }
+}
+
+#[cfg(test)]
+mod pass_critical_tests {
+    use super::*;
+    use rustdds::RepresentationIdentifier;
+    use rustdds::bytes::Bytes;
+
+    fn sample(byte: u8) -> Sample {
+        Sample {
+            raw: RawSample { representation: RepresentationIdentifier::CDR_LE, payload: Bytes::from(vec![byte; 8]) },
+            source_timestamp: None,
+        }
+    }
+
+    /// The reader never waits for the critical writer: held by the writer thread (as in a
+    /// write blocked on a full window, here for up to a minute), or with a sample queued ahead,
+    /// the reader queues and returns; free, with nothing ahead, it writes itself.
+    #[test]
+    fn the_reader_queues_behind_a_held_writer_or_a_queued_sample_and_writes_when_free() {
+        let config = crate::parse(
+            "dds: {domain_id: 66, interfaces: [127.0.0.1]}\ntopics:\n  - {name: /t, type: std_msgs/msg/String}\n",
+            "test.yaml".as_ref(),
+        )
+        .expect("a valid config");
+        let participant = dds::participant(&config.dds).expect("a participant on loopback");
+        let qos = dds::critical_writer_qos(16, 16, Duration::from_secs(60));
+        let topic = participant.create_topic("rt/t".into(), "T".into(), &qos, TopicKind::NoKey).expect("topic");
+        let writer = participant
+            .create_publisher(&qos)
+            .and_then(|p| p.create_datawriter_no_key::<RawSample, raw::RawAdapter>(&topic, Some(qos.clone())))
+            .expect("writer");
+        let writer = Mutex::new(writer);
+        let shared = TopicShared::new("/t", &PolicyConfig::default());
+        let clock = Clock::new();
+        let queued = |shared: &TopicShared| -> Vec<u8> {
+            std::iter::from_fn(|| shared.critical_queue.pop(Duration::ZERO)).map(|q| q.item.raw.payload[0]).collect()
+        };
+
+        let held = lock_writer(&writer);
+        pass_critical(&writer, &shared, sample(1), clock.now(), clock);
+        drop(held);
+        // Free now, but sample 1 waits in the queue: sample 2 goes behind it, not past it.
+        pass_critical(&writer, &shared, sample(2), clock.now(), clock);
+        assert_eq!(shared.critical.forwarded.load(Ordering::Relaxed), 0);
+        assert_eq!(queued(&shared), [1, 2]);
+
+        pass_critical(&writer, &shared, sample(3), clock.now(), clock);
+        assert_eq!(shared.critical.forwarded.load(Ordering::Relaxed), 1, "written directly");
+        assert!(shared.critical_queue.is_empty());
+        assert_eq!(shared.critical.take_latencies().len(), 1);
     }
 }

@@ -74,6 +74,24 @@ impl<T> DropOldest<T> {
         if q.closed { None } else { q.items.pop_front() }
     }
 
+    /// Waits up to `timeout` for an item without taking it; true if one is there (false once
+    /// closed). The critical writer waits here, then takes the writer before popping, so
+    /// that the reader, which writes directly only while holding the writer with nothing
+    /// queued, never overtakes a popped sample.
+    pub fn wait_nonempty(&self, timeout: Duration) -> bool {
+        let q = self.lock();
+        let (q, _) = self
+            .ready
+            .wait_timeout_while(q, timeout, |q| q.items.is_empty() && !q.closed)
+            .unwrap_or_else(|e| e.into_inner());
+        !q.closed && !q.items.is_empty()
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.lock().items.is_empty()
+    }
+
     /// Drops everything waiting; returns how many.
     pub fn clear(&self) -> usize {
         let mut q = self.lock();

@@ -16,7 +16,7 @@ use std::convert::Infallible;
 
 use rustdds::bytes::Bytes;
 use rustdds::no_key::{Decode, DefaultDecoder, DeserializerAdapter, SerializerAdapter};
-use rustdds::{RepresentationIdentifier, Timestamp, WriteOptionsBuilder};
+use rustdds::{RepresentationIdentifier, Timestamp, WriteOptions, WriteOptionsBuilder};
 
 /// One sample as it travelled: its encoding and its serialized bytes (after the 4-byte
 /// encapsulation header).
@@ -113,9 +113,25 @@ pub fn write(
     source_timestamp: Option<Timestamp>,
 ) -> rustdds::dds::result::WriteResult<(), RawSample> {
     WRITING.with(|w| w.set(sample.representation));
+    writer.write_with_options(sample, options(source_timestamp)).map(|_| ())
+}
+
+/// [`write`] that never waits: with a RELIABLE writer's window full it returns `WouldBlock`
+/// (with the sample) at once instead of after the writer's blocking time (the vendored
+/// RustDDS's `try_write_with_options`, vendor/README.md).
+pub fn try_write(
+    writer: &RawWriter,
+    sample: RawSample,
+    source_timestamp: Option<Timestamp>,
+) -> rustdds::dds::result::WriteResult<(), RawSample> {
+    WRITING.with(|w| w.set(sample.representation));
+    writer.try_write_with_options(sample, options(source_timestamp)).map(|_| ())
+}
+
+fn options(source_timestamp: Option<Timestamp>) -> WriteOptions {
     let mut options = WriteOptionsBuilder::new();
     if let Some(ts) = source_timestamp {
         options = options.source_timestamp(ts);
     }
-    writer.write_with_options(sample, options.build()).map(|_| ())
+    options.build()
 }

@@ -102,6 +102,19 @@ where
       .map_err(unwrap_no_key_write_error)
   }
 
+  /// Bauxite's patch (vendor/README.md): `write_with_options` that never waits;
+  /// see the keyed writer's `try_write_with_options`.
+  pub fn try_write_with_options(
+    &self,
+    data: D,
+    write_options: datawriter_with_key::WriteOptions,
+  ) -> WriteResult<SampleIdentity, D> {
+    self
+      .keyed_datawriter
+      .try_write_with_options(NoKeyWrapper::<D> { d: data }, write_options)
+      .map_err(unwrap_no_key_write_error)
+  }
+
   /// Waits for all acknowledgements to finish
   ///
   /// # Examples

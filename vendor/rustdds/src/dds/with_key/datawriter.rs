@@ -361,6 +361,29 @@ where
     data: D,
     write_options: WriteOptions,
   ) -> WriteResult<SampleIdentity, D> {
+    let timeout = self.qos().reliable_max_blocking_time().map(|d| d.to_std());
+    self.write_within(data, write_options, timeout)
+  }
+
+  /// Bauxite's patch (vendor/README.md): `write_with_options` that never waits.
+  /// With the reliable send window full it returns `WouldBlock` at once,
+  /// carrying the sample, whatever `reliable_max_blocking_time` says; a
+  /// thread that must not be held (the bridge's reader) writes with this and
+  /// leaves a full window to a thread that may wait.
+  pub fn try_write_with_options(
+    &self,
+    data: D,
+    write_options: WriteOptions,
+  ) -> WriteResult<SampleIdentity, D> {
+    self.write_within(data, write_options, Some(std::time::Duration::ZERO))
+  }
+
+  fn write_within(
+    &self,
+    data: D,
+    write_options: WriteOptions,
+    timeout: Option<std::time::Duration>,
+  ) -> WriteResult<SampleIdentity, D> {
     // serialize
     let send_buffer = match SA::to_bytes(&data) {
       Ok(b) => b,
@@ -380,7 +403,6 @@ where
     // Admission allocates the sequence number and stores the sample only if the
     // reliable send window has room; otherwise it blocks up to
     // `reliable_max_blocking_time` and then returns WouldBlock (back-pressure).
-    let timeout = self.qos().reliable_max_blocking_time().map(|d| d.to_std());
     match self
       .send_buffer
       .admit_blocking(write_options, ddsdata, timeout)
@@ -394,11 +416,13 @@ where
         })
       }
       Admission::WouldBlock => {
-        warn!(
-          "Write timed out (reliable send window full): topic={:?}  timeout={:?}",
-          self.my_topic.name(),
-          timeout,
-        );
+        if timeout != Some(std::time::Duration::ZERO) {
+          warn!(
+            "Write timed out (reliable send window full): topic={:?}  timeout={:?}",
+            self.my_topic.name(),
+            timeout,
+          );
+        }
         Err(WriteError::WouldBlock { data })
       }
     }
