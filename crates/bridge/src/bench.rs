@@ -209,19 +209,32 @@ impl BenchReport {
         for c in &self.capacity {
             let _ = writeln!(
                 s,
-                "\n{} B steps (target → delivered samples/s, loss):\n\n| target | through the bridge | loss | bridge CPU | direct | loss |\n|---:|---:|---:|---:|---:|---:|",
+                "\n{} B steps (target → delivered samples/s, loss; repair in the bench's process: NACK_FRAGs to the publisher / fragments it resent / samples it resent / NACK_FRAGs from the subscriber):\n\n| target | through the bridge | loss | bridge CPU | repair | direct | loss | repair |\n|---:|---:|---:|---:|---:|---:|---:|---:|",
                 c.size_bytes
             );
             for i in 0..c.through.len().max(c.direct.len()) {
                 let (t, d) = (c.through.get(i), c.direct.get(i));
                 let target = t.or(d).map_or(0.0, |x| x.target_per_s);
                 let cell = |x: Option<&Step>| {
-                    x.map_or("–".to_string(), |x| format!("{:.0} | {:.1} %", x.delivered_per_s, x.loss_pct))
+                    x.map_or("– | – | –".to_string(), |x| {
+                        let r = x.repair;
+                        format!(
+                            "{:.0} | {:.1} % | {} / {} / {} / {}",
+                            x.delivered_per_s,
+                            x.loss_pct,
+                            r.nackfrags_received,
+                            r.frags_resent,
+                            r.samples_resent,
+                            r.nackfrags_sent
+                        )
+                    })
                 };
                 let cpu = t.and_then(|x| x.bridge_cpu_pct).map_or("–".into(), |c| format!("{c:.0} %"));
                 let (tc, dc) = (cell(t), cell(d));
-                let (t_rate, t_loss) = tc.split_once(" | ").unwrap_or(("–", "–"));
-                let _ = writeln!(s, "| {target:.0} | {t_rate} | {t_loss} | {cpu} | {dc} |");
+                let mut through = tc.splitn(3, " | ");
+                let (t_rate, t_loss, t_repair) =
+                    (through.next().unwrap_or("–"), through.next().unwrap_or("–"), through.next().unwrap_or("–"));
+                let _ = writeln!(s, "| {target:.0} | {t_rate} | {t_loss} | {cpu} | {t_repair} | {dc} |");
             }
         }
         s
@@ -570,6 +583,36 @@ pub struct Step {
     pub loss_pct: f64,
     /// The bridge's CPU over the step, percent of one core (through the bridge only).
     pub bridge_cpu_pct: Option<f64>,
+    /// Reliable repair in this (the bench's) process over the step: the publisher's writer
+    /// and the subscriber's reader.
+    pub repair: Repair,
+}
+
+/// Reliable repair over one step, from the vendored RustDDS's process-wide counters
+/// (vendor/README.md): what a lost fragment costs shows here.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Repair {
+    /// NACK_FRAGs the publisher's writer received (from the bridge's reader, or from the
+    /// subscriber on the direct path).
+    pub nackfrags_received: u64,
+    /// Fragments it sent again for them.
+    pub frags_resent: u64,
+    /// Samples it sent again for ACKNACKs.
+    pub samples_resent: u64,
+    /// NACK_FRAGs the subscriber's reader sent (to the bridge's writer, or to the publisher).
+    pub nackfrags_sent: u64,
+}
+
+impl Repair {
+    fn since(before: rustdds::repair_counters::RepairCounters) -> Self {
+        let now = rustdds::repair_counters::snapshot();
+        Self {
+            nackfrags_received: now.nackfrags_received - before.nackfrags_received,
+            frags_resent: now.frags_resent - before.frags_resent,
+            samples_resent: now.samples_resent - before.samples_resent,
+            nackfrags_sent: now.nackfrags_sent - before.nackfrags_sent,
+        }
+    }
 }
 
 /// A loss under this (percent) still counts as keeping up.
@@ -592,10 +635,12 @@ fn sweep(
     while failures < 2 && rate <= 2e6 {
         receiver.take();
         let before = bridge_pid.and_then(proc_usage);
+        let repair_before = rustdds::repair_counters::snapshot();
         let (written, secs) = paced(writer, size, rate, step, first, clock);
         let after = bridge_pid.and_then(proc_usage);
         // Let what is in flight arrive before counting.
         std::thread::sleep(Duration::from_millis(500));
+        let repair = Repair::since(repair_before);
         let arrived =
             receiver.take().iter().filter(|(seq, _, _)| (first..first + written).contains(seq)).count() as f64;
         let loss_pct = if written == 0 { 100.0 } else { 100.0 * (1.0 - arrived / written as f64).max(0.0) };
@@ -606,6 +651,7 @@ fn sweep(
             delivered_per_s: arrived / secs,
             loss_pct,
             bridge_cpu_pct: before.zip(after).map(|(b, a)| 100.0 * a.0.saturating_sub(b.0).as_secs_f64() / secs),
+            repair,
         });
         if loss_pct >= KEEPS_UP_PCT {
             failures += 1;

@@ -201,6 +201,44 @@ mod mio_source;
 // Public modules
 pub mod dds; // this is public, but not advertised
 
+/// Bauxite's patch (vendor/README.md): process-wide counters of reliable
+/// repair, to measure whether large samples stall on repair rounds.
+pub mod repair_counters {
+  use std::sync::atomic::{AtomicU64, Ordering};
+
+  pub(crate) static NACKFRAGS_RECEIVED: AtomicU64 = AtomicU64::new(0);
+  pub(crate) static FRAGS_RESENT: AtomicU64 = AtomicU64::new(0);
+  pub(crate) static SAMPLES_RESENT: AtomicU64 = AtomicU64::new(0);
+  pub(crate) static NACKFRAGS_SENT: AtomicU64 = AtomicU64::new(0);
+
+  pub(crate) fn add(counter: &AtomicU64, n: u64) {
+    counter.fetch_add(n, Ordering::Relaxed);
+  }
+
+  /// The counts so far, over every participant of this process.
+  #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+  pub struct RepairCounters {
+    /// NACK_FRAG submessages (not duplicates) reliable writers received.
+    pub nackfrags_received: u64,
+    /// Fragments writers sent again in answer to them.
+    pub frags_resent: u64,
+    /// Samples writers sent in repair rounds (answers to ACKNACKs).
+    pub samples_resent: u64,
+    /// NACK_FRAG submessages reliable readers sent.
+    pub nackfrags_sent: u64,
+  }
+
+  /// Reads the counters.
+  pub fn snapshot() -> RepairCounters {
+    RepairCounters {
+      nackfrags_received: NACKFRAGS_RECEIVED.load(Ordering::Relaxed),
+      frags_resent: FRAGS_RESENT.load(Ordering::Relaxed),
+      samples_resent: SAMPLES_RESENT.load(Ordering::Relaxed),
+      nackfrags_sent: NACKFRAGS_SENT.load(Ordering::Relaxed),
+    }
+  }
+}
+
 #[deprecated(since = "0.8.5", note = "Use crate ros2-client instead.")]
 pub mod ros2;
 /// Helpers for (De)serialization and definitions of (De)serializer adapters

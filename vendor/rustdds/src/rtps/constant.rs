@@ -39,6 +39,17 @@ pub const REPAIR_INTERVAL_MAX: Duration = Duration::from_millis(100);
 // one reader. A round always sends at least one sample, even a larger one.
 pub const REPAIR_BATCH_MAX_BYTES: usize = 8192;
 
+// Bauxite's patch (vendor/README.md): most fragment bytes one round of fragment
+// repair sends to one reader, packed into DATAFRAGs as large as its datagram
+// budget allows: a whole 64 KB sample's worth (upstream: 8 fragments of 256
+// bytes, one datagram each).
+pub const REPAIR_FRAGS_MAX_BYTES: usize = 65536;
+
+// Bauxite's patch (vendor/README.md): the least time between two batches of
+// NACK_FRAGs a reader sends one writer; the writer's repair rounds are this far
+// apart anyway (REPAIR_INTERVAL_DEFAULT).
+pub const NACKFRAG_MIN_INTERVAL: Duration = Duration::from_millis(10);
+
 // Periodic HEARTBEAT period for reliable Writers. The period is adaptive: while
 // some matched reader is behind (has unacknowledged samples), heartbeats are
 // sent at the FAST period to prompt prompt repair (some peers rely on a

@@ -1014,6 +1014,20 @@ impl Reader {
           let nackfrag_flags = BitFlags::<NACKFRAG_Flags>::from_flag(NACKFRAG_Flags::Endianness);
 
           // send NackFrags, if any
+          // Bauxite's patch (vendor/README.md): at most one batch per
+          // NACKFRAG_MIN_INTERVAL to a writer. Every DATAFRAG datagram carries a
+          // HEARTBEAT, and each answer NACKed every partially received sample
+          // again: 2.4 million NACK_FRAGs in a 3 s step of 64 KB samples at
+          // 7 680/s, which the writer's event loop spent its time parsing while
+          // repair went nowhere.
+          let nackfrags_due = writer_proxy
+            .nackfrags_sent_at
+            .is_none_or(|at| at.elapsed() >= crate::rtps::constant::NACKFRAG_MIN_INTERVAL);
+          if !nackfrags_due {
+            partially_received.clear();
+          } else if !partially_received.is_empty() {
+            writer_proxy.nackfrags_sent_at = Some(std::time::Instant::now());
+          }
           let mut nackfrags = Vec::new();
           for sn in partially_received {
             let count = writer_proxy.next_ack_nack_sequence_number();
@@ -1389,6 +1403,8 @@ impl Reader {
 
     message.add_submessage(info_dst.create_submessage(infodst_flags));
 
+    // Bauxite's patch: repair counters (vendor/README.md).
+    crate::repair_counters::add(&crate::repair_counters::NACKFRAGS_SENT, nackfrags.len() as u64);
     for nf in nackfrags {
       message.add_submessage(nf.create_submessage(flags));
     }

@@ -75,6 +75,10 @@ pub(crate) struct RtpsWriterProxy {
   // These are used for quick tracking of
   last_received_sequence_number: SequenceNumber,
   last_received_timestamp: Timestamp,
+
+  /// Bauxite's patch (vendor/README.md): when NACK_FRAGs last went to this
+  /// writer, so that they go at most once per NACKFRAG_MIN_INTERVAL.
+  pub nackfrags_sent_at: Option<std::time::Instant>,
 }
 
 impl RtpsWriterProxy {
@@ -97,6 +101,7 @@ impl RtpsWriterProxy {
       ack_base: SequenceNumber::new(1),
       last_received_sequence_number: SequenceNumber::new(0),
       last_received_timestamp: Timestamp::INVALID,
+      nackfrags_sent_at: None,
     }
   }
 
@@ -331,6 +336,7 @@ impl RtpsWriterProxy {
       ack_base: SequenceNumber::default(),
       last_received_sequence_number: SequenceNumber::new(0),
       last_received_timestamp: Timestamp::INVALID,
+      nackfrags_sent_at: None,
     }
   } // fn
 

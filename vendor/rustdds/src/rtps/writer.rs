@@ -30,7 +30,7 @@ use crate::{
     constant::{
       DEFAULT_WRITER_MAX_SAMPLES, FALLBACK_MAX_AGGREGATED_DATAGRAM_SIZE, FRAGMENT_SIZE,
       HEARTBEAT_PERIOD_FAST, HEARTBEAT_PERIOD_SLOW, HEARTBEAT_SUBMESSAGE_SERIALIZED_SIZE,
-      NACK_RESPONSE_DELAY, NACK_SUPPRESSION_DURATION, REPAIR_BATCH_MAX_BYTES,
+      NACK_RESPONSE_DELAY, NACK_SUPPRESSION_DURATION, REPAIR_BATCH_MAX_BYTES, REPAIR_FRAGS_MAX_BYTES,
       REPAIR_INTERVAL_DEFAULT, REPAIR_INTERVAL_MAX, REPAIR_INTERVAL_MIN,
     },
     outbound::{SocketId, TrafficClass},
@@ -1311,6 +1311,8 @@ impl Writer {
           return;
         }
         reader_proxy.last_nackfrag_count = Some(nackfrag.count);
+        // Bauxite's patch: repair counters (vendor/README.md).
+        crate::repair_counters::add(&crate::repair_counters::NACKFRAGS_RECEIVED, 1);
         reader_proxy.mark_frags_requested(nackfrag.writer_sn, &nackfrag.fragment_number_state);
         self.schedule_repair_frags(reader_guid, self.nackfrag_response_delay);
       }
@@ -1451,7 +1453,11 @@ impl Writer {
         reader_proxy.remove_from_unsent_set_all_before(first_available);
       } else if !pending_gaps.contains(&unsent_sn) {
         match self.send_buffer.get_by_sn(unsent_sn) {
-          Some(cc) => cache_change = Some(cc),
+          Some(cc) => {
+            // Bauxite's patch: repair counters (vendor/README.md).
+            crate::repair_counters::add(&crate::repair_counters::SAMPLES_RESENT, 1);
+            cache_change = Some(cc);
+          }
           None => {
             // we are running out of excuses
             error!(
@@ -1577,23 +1583,36 @@ impl Writer {
     }
   }
 
+  // One round of fragment repair for a reader (Bauxite's patch, vendor/README.md):
+  // the fragments it NACKed, of its first sample with any, in runs of contiguous
+  // fragments packed into DATAFRAG submessages as large as its datagram budget
+  // allows (as the first send packs them), until REPAIR_FRAGS_MAX_BYTES have gone
+  // out. Upstream sent at most 8 fragments of FRAGMENT_SIZE (256) bytes a round,
+  // one datagram each, every REPAIR_INTERVAL (10 ms): 200 KB/s per reader, so a
+  // 64 KB sample that lost one loopback datagram (about 255 fragments) took about
+  // 320 ms to repair, the reliable reader held every later sample meanwhile and
+  // the window filled: the collapse one step past capacity.
   fn handle_repair_frags_send_worker(
     &mut self,
     reader_proxy: &mut RtpsReaderProxy, /* This is mutable proxy temporarily detached from the
                                          * set of reader proxies */
   ) {
-    // Decide the (max) number of frags to be sent
-    let max_send_count = 8;
-
     let reader_guid = reader_proxy.remote_reader_guid;
-
-    // Get (an iterator to) frags requested but not yet sent
-    // reader_proxy.
-    // Iterate over frags to be sent
-    for (seq_num, frag_num) in reader_proxy.frags_requested_iterator().take(max_send_count) {
-      // Sanity check request
-      // ^^^ TODO
-
+    let requested: Vec<(SequenceNumber, FragmentNumber)> =
+      reader_proxy.frags_requested_iterator().collect();
+    let budget = self.datagram_budget(Some(&*reader_proxy));
+    let mut round_bytes = 0;
+    let mut i = 0;
+    while i < requested.len() && round_bytes < REPAIR_FRAGS_MAX_BYTES {
+      let (seq_num, frag_num) = requested[i];
+      // The run of contiguous fragments from this one.
+      let mut run = 1;
+      while i + run < requested.len()
+        && requested[i + run] == (seq_num, FragmentNumber::new(u32::from(frag_num) + run as u32))
+      {
+        run += 1;
+      }
+      let mut k = 1;
       if let Some(cache_change) = self.send_buffer.get_by_sn(seq_num) {
         // If the data is meant for a single reader only, make sure it is the one we're
         // about to send frags to.
@@ -1607,25 +1626,30 @@ impl Writer {
           }
         }
 
-        // Generate datafrag message
         let mut message_builder = MessageBuilder::new();
         if let Some(src_ts) = cache_change.write_options.source_timestamp() {
           message_builder = message_builder.ts_msg(self.endianness, Some(src_ts));
         }
-
-        let fragment_size: u32 = FRAGMENT_SIZE as u32;
-        let data_size: u32 = cache_change.data_value.payload_size() as u32; // TODO: overflow check
-
+        let fragment_size = FRAGMENT_SIZE as u16;
+        let data_size = cache_change.data_value.payload_size();
+        let num_frags = data_size.div_ceil(FRAGMENT_SIZE) as u32;
+        k = frags_per_datafrag(
+          message_builder.len_serialized(),
+          budget,
+          u32::from(frag_num),
+          num_frags,
+          fragment_size,
+          data_size,
+        )
+        .min(run as u32) as usize;
         message_builder = message_builder.data_frag_msg(
           &cache_change,
           reader_guid.entity_id, // reader
           self.my_guid,          // writer
           frag_num,
-          // Repair responds to specifically-NACKed fragment numbers (possibly
-          // non-contiguous), so retransmit one fragment per submessage.
-          1,
-          fragment_size as u16, // TODO: overflow check
-          data_size,
+          k as u16,
+          fragment_size,
+          data_size as u32, // a sample's size fits in u32 (its fragments are numbered in u32)
           self.endianness,
           self.security_plugins.as_ref(),
         );
@@ -1647,9 +1671,14 @@ impl Writer {
         );
         // TODO: Should we send a GAP message then?
       }
-
-      reader_proxy.mark_frag_sent(seq_num, &frag_num);
-    } // for
+      for j in 0..k {
+        let frag = FragmentNumber::new(u32::from(frag_num) + j as u32);
+        reader_proxy.mark_frag_sent(seq_num, &frag);
+      }
+      crate::repair_counters::add(&crate::repair_counters::FRAGS_RESENT, k as u64);
+      round_bytes += k * FRAGMENT_SIZE;
+      i += k;
+    }
   } // fn
 
   /// Removes permanently cacheChanges from DDSCache.
