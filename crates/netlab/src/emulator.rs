@@ -150,7 +150,8 @@ pub struct EmulatorConfig {
 /// A running emulator; stop it with [`LinkEmulator::stop`] (dropping it stops it too).
 pub struct LinkEmulator {
     stop: Arc<AtomicBool>,
-    changes: Sender<LinkChange>,
+    /// Changes, each with the time it was asked for (`CLOCK_MONOTONIC` ns).
+    changes: Sender<(LinkChange, u64)>,
     thread: Option<JoinHandle<Result<EmulatorReport, NetlabError>>>,
     start_ns: u64,
 }
@@ -200,9 +201,13 @@ impl LinkEmulator {
         self.start_ns
     }
 
-    /// Changes the uplink now (the API form of a timeline step).
+    /// Changes the uplink now (the API form of a timeline step): at the time of this
+    /// call, not when the emulator's thread next wakes (up to 20 ms later while the
+    /// link is idle), unless the link has carried a packet since. A trace applied so
+    /// starts at the caller's clock, so floors computed from that time line up with
+    /// its delivery opportunities.
     pub fn apply(&self, change: LinkChange) {
-        let _ = self.changes.send(change);
+        let _ = self.changes.send((change, monotonic_ns()));
     }
 
     /// Stops the emulator and returns its report. The namespace does not forward
@@ -246,6 +251,8 @@ struct Emulator {
     /// Timeline steps applied so far.
     applied: usize,
     outcomes: Vec<Outcome>,
+    /// The models' clock: the time of their last operation (they never run backwards).
+    clock_ns: u64,
 }
 
 impl Emulator {
@@ -261,17 +268,20 @@ impl Emulator {
             timeline: config.timeline,
             applied: 0,
             outcomes: Vec::new(),
+            clock_ns: start_ns,
         }
     }
 
-    fn run(&mut self, stop: &AtomicBool, changes: &Receiver<LinkChange>) -> Result<EmulatorReport, NetlabError> {
+    fn run(&mut self, stop: &AtomicBool, changes: &Receiver<(LinkChange, u64)>) -> Result<EmulatorReport, NetlabError> {
         let fds = [self.sockets[0].as_raw_fd(), self.sockets[1].as_raw_fd()];
         let mut buf = vec![0u8; FRAME_BUFFER];
         while !stop.load(Ordering::Relaxed) {
-            let now = self.advance_to(monotonic_ns());
-            while let Ok(change) = changes.try_recv() {
-                self.models[0].apply(change, now);
+            while let Ok((change, asked_ns)) = changes.try_recv() {
+                // When it was asked for, unless the models have moved past that since.
+                let at = self.advance_to(asked_ns.max(self.clock_ns));
+                self.models[0].apply(change, at);
             }
+            self.advance_to(monotonic_ns());
             for side in 0..2 {
                 while let Some(n) = self.sockets[side].recv(&mut buf).map_err(io_error("receiving a frame"))? {
                     let now = self.advance_to(monotonic_ns());
@@ -314,6 +324,7 @@ impl Emulator {
             self.models[0].apply(change.clone(), due);
             self.applied += 1;
         }
+        self.clock_ns = now;
         now
     }
 

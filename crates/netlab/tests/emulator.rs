@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use bauxite_core::BitRate;
 use bauxite_core::link::{
-    Admission, DeliveryTrace, LinkConfig, LinkModel, LinkRate, LossModel, Outcome, QueueLimit, Timeline,
+    Admission, DeliveryTrace, LinkChange, LinkConfig, LinkModel, LinkRate, LossModel, Outcome, QueueLimit, Timeline,
 };
 use bauxite_netlab::emulator::{Direction, EmulatorConfig, EmulatorReport, Fate, PacketFate};
 use bauxite_netlab::testbed::BASE_ADDR;
@@ -217,4 +217,45 @@ fn a_trace_and_a_timeline_shape_the_link_as_the_model_says() {
     );
     let late: Vec<f64> = latencies.iter().rev().take(50).copied().collect();
     assert!(late.iter().all(|&l| l >= 30.0), "after the change, the 30 ms delay: {late:?}");
+}
+
+#[test]
+fn a_change_applied_to_an_idle_link_starts_when_it_was_asked_for() {
+    if !root_or_skip("a_change_applied_to_an_idle_link_starts_when_it_was_asked_for") {
+        return;
+    }
+    let mut tb = emulated(LinkConfig::default(), Timeline::default());
+    let (tx, rx, dst) = udp_pair(&tb, 9001);
+    // The emulator sleeps up to 20 ms while the link is idle; the trace (one
+    // opportunity every 10 ms) must start at the call, not when the thread next wakes.
+    std::thread::sleep(Duration::from_millis(50));
+    let trace = Arc::new(DeliveryTrace::parse("10\n").unwrap());
+    let before = bauxite_sys::monotonic_ns();
+    tb.emulator().expect("an emulated link").apply(LinkChange::Rate(LinkRate::Trace(trace)));
+    let after = bauxite_sys::monotonic_ns();
+    std::thread::sleep(Duration::from_millis(5));
+    for _ in 0..3 {
+        tx.send_to(&[0u8; 100], dst).unwrap();
+        std::thread::sleep(Duration::from_millis(3));
+    }
+    let mut buffer = [0u8; 200];
+    for _ in 0..3 {
+        rx.recv(&mut buffer).expect("each datagram crosses");
+    }
+    let report = tb.stop_emulator().unwrap().unwrap();
+    let departures: Vec<u64> = report
+        .fates
+        .iter()
+        .filter_map(|f| match f.fate {
+            Fate::Delivered { departed_ns, .. } if f.direction == Direction::Uplink => Some(departed_ns),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(departures.len(), 3);
+    for departed in departures {
+        // On the trace's opportunities counted from the call: 10 ms steps from a time
+        // between `before` and `after` (the model's times are exact, whatever the load).
+        let from_before = (departed - before) % 10_000_000;
+        assert!(from_before <= after - before, "left {from_before} ns past an opportunity counted from the call");
+    }
 }
