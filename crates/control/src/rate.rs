@@ -39,6 +39,8 @@ use bauxite_core::{AutoRatePolicy, BitRate};
 const STANDING_ANSWERS: usize = 2;
 /// Probes that may be lost in a row before their absence counts as a queue.
 const LOST_PROBES_TOLERATED: u32 = 1;
+/// Unanswered probes remembered (10 s of them at the default interval).
+const MAX_UNANSWERED: usize = 1024;
 /// How long the history of answers and sent bytes reaches back.
 const HISTORY: Duration = Duration::from_secs(2);
 /// The capacity is measured over busy answers sent at most this long ago…
@@ -93,32 +95,26 @@ struct Answer {
     queue: Duration,
 }
 
-/// When the probes go: at the caller's polls, one whenever `probe_interval` has passed.
-///
-/// A probe leaves right after a poll has read the lanes' sent bytes, so that the bytes
-/// sent before it are a sample the controller has, not an interpolation between two
-/// polls (at 1.5 Mbit/s a 10 ms poll is about one packet, and a train measured between
-/// interpolated ends ran 6 % over the link: a standing queue). With a `probe_interval`
-/// shorter than the poll, a probe goes at every poll.
+/// When the probes go: at the caller's polls, one whenever `probe_interval` has
+/// passed ([`RateController::probe_due`]).
 #[derive(Clone, Debug)]
-pub struct ProbeSchedule {
+struct ProbeSchedule {
     interval: Duration,
     next: Duration,
 }
 
 impl ProbeSchedule {
     /// Probes every `policy.probe_interval`, the first at the first poll.
-    pub fn new(policy: &AutoRatePolicy) -> Self {
+    fn new(policy: &AutoRatePolicy) -> Self {
         Self { interval: policy.probe_interval, next: Duration::ZERO }
     }
 
-    /// Whether a probe goes at the poll at `now` (which then counts as sent).
-    pub fn due(&mut self, now: Duration) -> bool {
+    /// Whether a probe goes at the poll at `now`. The probes keep their rhythm through
+    /// a late poll; after a stall the next is due half an interval on.
+    fn due(&mut self, now: Duration) -> bool {
         if now < self.next {
             return false;
         }
-        // The probes keep their rhythm through a late poll; after a stall they start
-        // again from now.
         self.next = (self.next + self.interval).max(now + self.interval / 2);
         true
     }
@@ -153,6 +149,11 @@ pub struct RateController {
     hold: Duration,
     /// Upward probing in progress: since when, and from which rate.
     ramp: Option<(Duration, BitRate)>,
+    /// When the probes go.
+    schedule: ProbeSchedule,
+    /// When the probes not answered yet went, oldest first: only a probe that was
+    /// sent can be overdue (a control loop that stalled sent none).
+    unanswered: VecDeque<Duration>,
 }
 
 impl RateController {
@@ -172,6 +173,8 @@ impl RateController {
             hold_until: Duration::ZERO,
             hold: policy.probe_hold,
             ramp: None,
+            schedule: ProbeSchedule::new(policy),
+            unanswered: VecDeque::new(),
         }
     }
 
@@ -180,6 +183,23 @@ impl RateController {
     pub fn with_headroom(mut self, headroom: f64) -> Self {
         self.headroom = headroom;
         self
+    }
+
+    /// Whether a probe goes at the poll at `now`, just after [`Self::on_sent`]: the
+    /// caller sends it at once if so, and it counts as sent at `now`.
+    ///
+    /// A probe leaves right after the lanes' sent bytes are read, so that the bytes sent
+    /// before it are a sample the controller has, not an interpolation between two
+    /// polls (at 1.5 Mbit/s a 10 ms poll is about one packet, and a train measured
+    /// between interpolated ends ran 6 % over the link: a standing queue). With a
+    /// `probe_interval` shorter than the poll, a probe goes at every poll.
+    pub fn probe_due(&mut self, now: Duration) -> bool {
+        let due = self.schedule.due(now);
+        // Through a long silence only the oldest matter (they are the overdue ones).
+        if due && self.unanswered.len() < MAX_UNANSWERED {
+            self.unanswered.push_back(now);
+        }
+        due
     }
 
     /// The link rate the controller believes in now.
@@ -226,6 +246,10 @@ impl RateController {
             self.follow_noise(queue);
         }
         self.answers.push_back(Answer { sent, received, queue });
+        // Answers come in order: the probes sent before this one are lost.
+        while self.unanswered.front().is_some_and(|&t| t <= sent) {
+            self.unanswered.pop_front();
+        }
         while self.answers.front().is_some_and(|a| a.received + HISTORY < received) {
             self.answers.pop_front();
         }
@@ -286,13 +310,12 @@ impl RateController {
     fn standing_queue(&self, now: Duration) -> Duration {
         let answered =
             self.answers.iter().rev().take(STANDING_ANSWERS).map(|a| a.queue).min().unwrap_or(Duration::ZERO);
-        let overdue = self.answers.back().map_or(Duration::ZERO, |last| {
-            let expected = last.sent
-                + self.policy.probe_interval * (1 + LOST_PROBES_TOLERATED)
-                + self.baseline.unwrap_or_default()
-                + self.own_queue;
-            now.saturating_sub(expected)
-        });
+        // The probe after those that may be lost in a row, if it went, should have been
+        // answered by now.
+        let overdue = match (self.answers.back(), self.unanswered.get(LOST_PROBES_TOLERATED as usize)) {
+            (Some(_), Some(&sent)) => now.saturating_sub(sent + self.baseline.unwrap_or_default() + self.own_queue),
+            _ => Duration::ZERO,
+        };
         answered.max(overdue)
     }
 
@@ -456,6 +479,7 @@ mod tests {
     fn quiet(c: &mut RateController, from_ms: u64, until_ms: u64, bps: f64) {
         for t in (from_ms..until_ms).step_by(10) {
             c.on_sent(at(t), (bps / 8.0 * t as f64 / 1e3) as u64);
+            assert!(c.probe_due(at(t)));
             c.on_answer(at(t), at(t) + MS);
             c.on_tick(at(t) + MS);
         }
@@ -466,11 +490,23 @@ mod tests {
         let mut c = RateController::new(&policy());
         quiet(&mut c, 0, 1_000, 4e6);
         assert_eq!(c.rate(), mbit(10.0), "a quiet link keeps the base rate (unloaded: nothing to find)");
-        // The last answer was to the probe sent at 990 ms; the next is due at 1001 ms
-        // and one may be lost: nothing is said before 1011 ms + the threshold.
+        // The last answer was to the probe sent at 990 ms; those of 1000 and 1010 ms
+        // went, one may be lost, the other's answer is due at 1011 ms: nothing is said
+        // before 1011 ms + the threshold.
+        assert!(c.probe_due(at(1_000)) && c.probe_due(at(1_010)));
         assert_eq!(c.on_tick(1_012 * MS), None, "1 ms overdue is within the threshold");
         assert_eq!(c.on_tick(1_015 * MS), Some(policy().min_rate), "4 ms overdue: a queue, of unknown depth");
         assert!(c.episode.is_some(), "a queue stands");
+    }
+
+    #[test]
+    fn probes_that_never_went_are_not_overdue() {
+        let mut c = RateController::new(&policy());
+        quiet(&mut c, 0, 1_000, 4e6);
+        // The control loop stalled for 100 ms after the probe of 990 ms: it sent none.
+        assert_eq!(c.on_tick(1_090 * MS), None, "silence without probes is not a queue");
+        assert!(c.probe_due(at(1_090)) && c.probe_due(at(1_100)));
+        assert_eq!(c.on_tick(1_104 * MS), Some(policy().min_rate), "the second probe since is 3 ms overdue");
     }
 
     #[test]
@@ -482,6 +518,7 @@ mod tests {
         assert_eq!(c.achieved(at(520)), mbit(4.0), "5000 bytes in 10 ms, nothing across the reset");
         for t in (530..1_000u64).step_by(10) {
             c.on_sent(at(t), 5_010 + (t - 520) * 500);
+            assert!(c.probe_due(at(t)));
             c.on_answer(at(t), at(t) + MS);
             c.on_tick(at(t) + MS);
         }
@@ -497,6 +534,7 @@ mod tests {
         c.on_own_queue(150 * MS);
         for t in (1_000..2_000u64).step_by(10) {
             c.on_sent(at(t), t * 500);
+            assert!(c.probe_due(at(t)));
             c.on_answer(at(t), at(t) + 151 * MS);
             c.on_tick(at(t) + 155 * MS);
             assert!(c.episode.is_none(), "{t} ms: the shaper's own queue taken for the link's");
@@ -514,6 +552,7 @@ mod tests {
         // A link whose probes wait up to 8 ms for the packet in transmission.
         for t in (0..3_000u64).step_by(10) {
             c.on_sent(at(t), t * 500);
+            assert!(c.probe_due(at(t)));
             let wait = rng.below(8_000);
             c.on_answer(at(t), at(t) + MS + Duration::from_micros(wait));
             c.on_tick(at(t) + 9 * MS);
@@ -563,8 +602,12 @@ mod tests {
                 let accepted = send.min(BUFFER - backlog).max(0.0);
                 backlog += accepted;
                 sent_total += send;
+                // At each poll the bytes sent so far, then the probe right after them.
                 if ms % 10 == 0 {
-                    in_fifo.push_back((ms, served_total + backlog));
+                    self.c.on_sent(now, sent_total as u64);
+                    if self.c.probe_due(now) {
+                        in_fifo.push_back((ms, served_total + backlog));
+                    }
                 }
                 let served = backlog.min(self.capacity[ms as usize]);
                 backlog -= served;
@@ -580,7 +623,6 @@ mod tests {
                     self.c.on_answer(at(s), at(r));
                 }
                 if ms % 10 == 0 {
-                    self.c.on_sent(now, sent_total as u64);
                     self.c.on_tick(now);
                 }
                 run.rate.push(self.c.rate().bps() as f64);

@@ -58,8 +58,10 @@ impl WorkloadSpec {
     /// spread over trials in golden-ratio steps, each stream's drawn from `trial`. A
     /// robot's loop and its publishers run on clocks of their own, and one fixed set
     /// of phases would bias update delays and which message waits behind which. The
-    /// demo's trial k and the simulator's seed k get the same phases, so they compare;
-    /// both phases (standard and Bauxite) of a trial use the same.
+    /// demo's trial k and the simulator's seed k start their streams alike (the
+    /// simulator's control loop ticks from 0: it takes only the streams' phases);
+    /// demo trials count from 1, `sim robot` seeds from `--seed` (0 by default).
+    /// Both phases (standard and Bauxite) of a trial use the same.
     pub fn with_trial_phases(mut self, trial: u64) -> Self {
         let period = 1.0 / self.control_loop_hz;
         self.control_loop_phase = Duration::from_secs_f64((trial as f64 * 0.618_034).fract() * period);

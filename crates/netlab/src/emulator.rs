@@ -203,9 +203,10 @@ impl LinkEmulator {
 
     /// Changes the uplink now (the API form of a timeline step): at the time of this
     /// call, not when the emulator's thread next wakes (up to 20 ms later while the
-    /// link is idle), unless the link has carried a packet since. A trace applied so
-    /// starts at the caller's clock, so floors computed from that time line up with
-    /// its delivery opportunities.
+    /// link is idle), unless the thread's clock has moved past it since (it moves at
+    /// each wake, so by at most the few microseconds between two of its reads). A
+    /// trace applied so starts at the caller's clock, and floors computed from that
+    /// time line up with its delivery opportunities.
     pub fn apply(&self, change: LinkChange) {
         let _ = self.changes.send((change, monotonic_ns()));
     }

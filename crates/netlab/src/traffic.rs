@@ -92,7 +92,9 @@ pub fn receive_udp_with(
         match rx_time::recv(socket, &mut buffer) {
             Ok((n, stamp)) => match probe::Repr::parse_bytes(&buffer[..n]) {
                 Ok(header) if header.kind == Kind::Data => {
-                    // Unstamped only while the kernel is turning its stamps on.
+                    // The kernel turns its stamps on a few milliseconds after
+                    // `enable` and stamps at the read until then; never unstamped
+                    // once enabled, so this is only a fallback.
                     let arrival = Arrival { header, received_ns: stamp.unwrap_or_else(monotonic_ns) };
                     on_arrival(&arrival);
                     arrivals.push(arrival);

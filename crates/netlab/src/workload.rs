@@ -22,8 +22,8 @@ use crate::video::{self, FrameArrival, VideoSendLog};
 pub use bauxite_core::workload::{StreamSpec, WorkloadSpec};
 
 /// How long after `start` is called the senders' common start is: time to spawn the
-/// threads (a few hundred microseconds; a thread that starts later still sends on
-/// the common schedule, from its first due message on).
+/// threads (a few hundred microseconds; a thread that starts later sends the
+/// messages it missed at once, then keeps the common schedule).
 const SPAWN_ALLOWANCE: Duration = Duration::from_millis(5);
 
 /// One consumption of a new correction by the control loop.

@@ -19,11 +19,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-use bauxite_core::AutoRatePolicy;
 use bauxite_core::wire::probe::{self, Kind, Packet};
-use bauxite_sys::monotonic_ns;
+use bauxite_sys::{monotonic_ns, rx_time};
 
-pub use bauxite_control::{ProbeSchedule, RateController};
+pub use bauxite_control::RateController;
 
 use crate::ShaperError;
 use crate::reflect::ProbeKey;
@@ -42,32 +41,22 @@ pub struct RttSample {
 /// nanosecond, and answers slower than this many probes are not samples anyway.
 const SENT_WINDOW: usize = 256;
 
-/// The sending half of the prober: the daemon's control loop sends each probe itself,
-/// right after it reads the lanes' byte counters, stamped with the time of that read.
-///
-/// The controller measures the link by the bytes sent between two probes
-/// ([`RateController`]'s packet-train dispersion). A prober of its own clock would send
-/// between two polls, and the bytes sent before it would be interpolated between the
-/// polls' counters: at 1.5 Mbit/s a poll of 10 ms is about one packet, so each end of a
-/// 30 ms train could be a packet off, and the estimate ran 6 % over the link in the
-/// namespaces (a standing queue the simulator, which sends its probes at its polls,
-/// never had). Sent at the poll, the bytes before a probe are the counters just read.
+/// The sending half of the prober: the daemon's control loop sends each probe itself
+/// when [`RateController::probe_due`] says so, right after it reads the lanes' byte
+/// counters, stamped with the time of that read, so that the bytes sent before every
+/// probe are known (a prober on its own clock made the measured capacity 6 % too high
+/// at 1.5 Mbit/s).
 pub struct ProbeSender {
     socket: UdpSocket,
     key: Option<ProbeKey>,
     /// Each probe's send time by its number modulo [`SENT_WINDOW`], for the receiver.
     sent: Arc<[AtomicU64; SENT_WINDOW]>,
     seq: u32,
-    schedule: ProbeSchedule,
 }
 
 impl ProbeSender {
-    /// Sends a probe stamped `now_ns` (`CLOCK_MONOTONIC`) if the [`ProbeSchedule`] says
-    /// one is due; returns whether it sent one.
-    pub fn send_if_due(&mut self, now_ns: u64) -> bool {
-        if !self.schedule.due(Duration::from_nanos(now_ns)) {
-            return false;
-        }
+    /// Sends a probe stamped `now_ns` (`CLOCK_MONOTONIC`).
+    pub fn send(&mut self, now_ns: u64) {
         self.sent[self.seq as usize % SENT_WINDOW].store(now_ns, Ordering::Relaxed);
         let request = probe::Repr {
             kind: Kind::EchoRequest,
@@ -82,7 +71,6 @@ impl ProbeSender {
         }
         let _ = self.socket.send(&bytes); // a refused or full path shows up as silence
         self.seq = self.seq.wrapping_add(1);
-        true
     }
 }
 
@@ -95,7 +83,6 @@ impl ProbeSender {
 /// is read by the caller, before anything is attached ([`crate::reflect::key_of`]).
 pub fn start_prober(
     reflector: SocketAddr,
-    policy: &AutoRatePolicy,
     key: Option<ProbeKey>,
     samples: Sender<RttSample>,
     stop: Arc<AtomicBool>,
@@ -104,12 +91,14 @@ pub fn start_prober(
     let socket = UdpSocket::bind(if reflector.is_ipv4() { "0.0.0.0:0" } else { "[::]:0" }).map_err(io)?;
     socket.connect(reflector).map_err(io)?;
     socket.set_read_timeout(Some(Duration::from_millis(50))).map_err(io)?;
+    // Answers are timed when they reach the socket, not when this thread reads them.
+    rx_time::enable(&socket).map_err(io)?;
     let sender = socket.try_clone().map_err(io)?;
     let sent: Arc<[AtomicU64; SENT_WINDOW]> = Arc::new(std::array::from_fn(|_| AtomicU64::new(0)));
     let recorded = Arc::clone(&sent);
     let receive_key = key.clone();
     std::thread::spawn(move || receive_replies(&socket, receive_key.as_ref(), &recorded, &samples, &stop));
-    Ok(ProbeSender { socket: sender, key, sent, seq: 0, schedule: ProbeSchedule::new(policy) })
+    Ok(ProbeSender { socket: sender, key, sent, seq: 0 })
 }
 
 /// The prober's receiving side: one [`RttSample`] per valid reply.
@@ -123,8 +112,8 @@ fn receive_replies(
     let mut buffer = [0u8; 2048];
     let mut warned = false;
     while !stop.load(Ordering::Relaxed) {
-        match socket.recv(&mut buffer) {
-            Ok(n) => {
+        match rx_time::recv(socket, &mut buffer) {
+            Ok((n, stamp)) => {
                 let Ok(packet) = Packet::new_checked(&buffer[..n]) else { continue };
                 let Ok(reply) = probe::Repr::parse(&packet) else { continue };
                 if reply.kind != Kind::EchoReply || !answers_a_probe_sent(&reply, sent) {
@@ -141,9 +130,9 @@ fn receive_replies(
                     }
                     continue;
                 }
-                let now = monotonic_ns();
+                let received_ns = stamp.unwrap_or_else(monotonic_ns);
                 let sample =
-                    RttSample { received_ns: now, rtt: Duration::from_nanos(now.saturating_sub(reply.sent_ns)) };
+                    RttSample { received_ns, rtt: Duration::from_nanos(received_ns.saturating_sub(reply.sent_ns)) };
                 if samples.send(sample).is_err() {
                     return;
                 }

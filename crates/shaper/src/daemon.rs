@@ -421,8 +421,7 @@ impl<'a> ControlLoop<'a> {
             Some(addr) => {
                 let (tx, rx) = std::sync::mpsc::channel();
                 let key = pre.probe_key.clone();
-                let prober =
-                    autorate::start_prober(addr, &profile.auto_rate, key, tx, Arc::clone(&session.stop_probes))?;
+                let prober = autorate::start_prober(addr, key, tx, Arc::clone(&session.stop_probes))?;
                 info!(iface = pre.iface, reflector = %addr, "rate: auto, probing the link");
                 Some(AutoRate {
                     controller: RateController::new(&profile.auto_rate).with_headroom(profile.headroom),
@@ -476,10 +475,7 @@ impl<'a> ControlLoop<'a> {
                     if std::mem::take(&mut self.missing_classes) {
                         info!(iface, "Bauxite's HTB classes are back on {iface}; measuring again");
                     }
-                    if let Some(auto) = self.auto.as_mut() {
-                        // At once, so that the bytes sent before the probe are the counters just read.
-                        auto.prober.send_if_due(read_ns);
-                    }
+                    self.send_probe_if_due(read_ns);
                     self.step(attached, &lane_classes, read_ns)?;
                     std::thread::sleep(poll);
                 }
@@ -635,6 +631,15 @@ impl<'a> ControlLoop<'a> {
         snapshot.rate_bps = rate.bps();
         snapshot.lanes = lane_snapshots(&profile);
         self.profile = profile;
+    }
+
+    /// With `rate: auto`, the poll's probe, at once after the counters were read at
+    /// `read_ns` (so the bytes sent before it are those counters), if one is due.
+    fn send_probe_if_due(&mut self, read_ns: u64) {
+        let Some(auto) = self.auto.as_mut() else { return };
+        if auto.controller.probe_due(Duration::from_nanos(read_ns.saturating_sub(self.loop_start_ns))) {
+            auto.prober.send(read_ns);
+        }
     }
 
     /// With `rate: auto`, the new link-rate estimate, if the probes changed it: the

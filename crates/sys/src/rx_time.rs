@@ -73,8 +73,15 @@ fn kernel_stamp(msg: &libc::msghdr) -> Option<u64> {
 
 /// A `CLOCK_REALTIME` time of the last few milliseconds on `CLOCK_MONOTONIC`: the
 /// two clocks' offset is read now (it only moves when the wall clock is stepped).
+/// Each reading brackets the monotonic clock between two wall-clock reads, and the
+/// tightest of three counts: a thread preempted between two reads would otherwise
+/// shift the stamp by as long as it waited.
 fn to_monotonic(realtime: u64) -> u64 {
-    let (mono, real) = (monotonic_ns(), realtime_ns());
+    let bracket = || {
+        let (before, mono, after) = (realtime_ns(), monotonic_ns(), realtime_ns());
+        (after.saturating_sub(before), mono, before / 2 + after / 2)
+    };
+    let (_, mono, real) = [bracket(), bracket(), bracket()].into_iter().min_by_key(|b| b.0).expect("three readings");
     (mono + realtime).saturating_sub(real)
 }
 

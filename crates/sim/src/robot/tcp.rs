@@ -7,7 +7,8 @@
 //! when one sent after it is acknowledged (the network never reorders, so that is
 //! RACK's verdict with no reordering window), which cuts the window to β = 0.7 of
 //! itself once per window of data; a retransmission timeout (RFC 6298, at least
-//! 200 ms as in Linux) marks everything in flight lost and restarts from one segment. A segment the
+//! 200 ms as in Linux) restarts from one segment (and the cubic from scratch), resending
+//! the oldest segment first (F-RTO, below). A segment the
 //! robot's own egress refuses (the shaper's early drop, a full lane) is not sent:
 //! as Linux does on `NET_XMIT_DROP`, the window is reduced (CWR) and the segment is
 //! tried again at the next ACK (or at the timeout if nothing is in flight). Its
@@ -84,12 +85,15 @@ struct Epoch {
     reno: f64,
 }
 
-/// The congestion state a timeout replaced.
+/// The congestion state the first of a run of timeouts replaced.
 #[derive(Clone, Copy, Debug)]
 struct Undo {
     cwnd: f64,
     ssthresh: f64,
     w_max: f64,
+    /// Transmissions before this one were sent before any of the timeouts: only their
+    /// ACKs show the timeouts spurious (a resend's ACK shows nothing of the kind).
+    before_tx: u64,
 }
 
 /// The sending side.
@@ -244,11 +248,7 @@ impl Sender {
     /// The ACK of transmission `tx` arrived at `now_ns`.
     pub fn on_ack(&mut self, tx: u64, now_ns: u64) {
         self.blocked = false;
-        if let Some(original) = self.suspect.remove(&tx) {
-            self.timeout_was_spurious(tx, original);
-        } else if !self.suspect.is_empty() && self.in_flight.contains_key(&tx) {
-            self.timeout_was_real();
-        }
+        self.judge_timeout(tx);
         let Some(seg) = self.in_flight.remove(&tx) else { return };
         self.acked_bytes += u64::from(seg.len);
         if !seg.retransmission {
@@ -310,12 +310,17 @@ impl Sender {
             return;
         }
         self.timeouts += 1;
-        // A second timeout before the first was judged: its flight is suspect too.
+        // A second timeout before the first was judged: its flight is suspect too,
+        // and the window to go back to is the one before the first.
         let mut flight = std::mem::take(&mut self.in_flight);
         flight.append(&mut self.suspect);
-        self.undo.get_or_insert(Undo { cwnd: self.cwnd, ssthresh: self.ssthresh, w_max: self.w_max });
-        self.w_max = self.cwnd;
-        self.ssthresh = (flight.len() as f64 * BETA).max(2.0);
+        if self.undo.is_none() {
+            let before = Undo { cwnd: self.cwnd, ssthresh: self.ssthresh, w_max: self.w_max, before_tx: self.next_tx };
+            self.undo = Some(before);
+            self.ssthresh = (self.cwnd * BETA).max(2.0);
+        }
+        // As Linux's CUBIC on entering loss: the cubic starts over (no W_max to return to).
+        self.w_max = 0.0;
         self.cwnd = 1.0;
         self.epoch = None;
         self.recovery_until = Some(self.next_tx);
@@ -327,14 +332,31 @@ impl Sender {
         self.rto_ns = (self.rto_ns * 2).min(60_000_000_000);
     }
 
-    /// An original sent before the timeout was acknowledged: the link was slow, not
-    /// lossy. The window comes back, and what was sent before is in flight again.
-    fn timeout_was_spurious(&mut self, tx: u64, original: InFlight) {
-        if let Some(undo) = self.undo.take() {
-            (self.cwnd, self.ssthresh, self.w_max) = (undo.cwnd, undo.ssthresh, undo.w_max);
-            self.epoch = None;
-            self.recovery_until = None;
+    /// After a timeout, the first ACK of something sent says what the timeout was:
+    /// an original sent before it arrived, so the link was slow, not lossy (spurious);
+    /// a resend arrived first, so the originals were lost (real).
+    fn judge_timeout(&mut self, tx: u64) {
+        let Some(undo) = self.undo else { return };
+        let suspect = self.suspect.remove(&tx);
+        if suspect.is_none() && !self.in_flight.contains_key(&tx) {
+            return;
         }
+        self.undo = None;
+        match suspect {
+            Some(original) if tx < undo.before_tx => self.timeout_was_spurious(undo, tx, original),
+            Some(resend) => {
+                self.in_flight.insert(tx, resend);
+                self.timeout_was_real();
+            }
+            None => self.timeout_was_real(),
+        }
+    }
+
+    /// The window comes back, and what was sent before is in flight again.
+    fn timeout_was_spurious(&mut self, undo: Undo, tx: u64, original: InFlight) {
+        (self.cwnd, self.ssthresh, self.w_max) = (undo.cwnd, undo.ssthresh, undo.w_max);
+        self.epoch = None;
+        self.recovery_until = None;
         let suspects = std::mem::take(&mut self.suspect);
         // The oldest's resend, if it has not left yet, is not needed.
         self.lost
@@ -343,9 +365,8 @@ impl Sender {
         self.in_flight.insert(tx, original);
     }
 
-    /// The resend was acknowledged before any original: they were lost; resend them all.
+    /// The originals were lost: resend every one not resent already.
     fn timeout_was_real(&mut self) {
-        self.undo = None;
         let resent: Vec<(u64, u32)> = self.in_flight.values().map(|f| (f.start, f.len)).collect();
         for seg in std::mem::take(&mut self.suspect).into_values().rev() {
             if !resent.contains(&(seg.start, seg.len)) {
@@ -488,7 +509,7 @@ mod tests {
     }
 
     #[test]
-    fn a_timeout_resends_everything_in_flight_from_one_segment() {
+    fn a_timeout_resends_the_oldest_segment_from_a_window_of_one() {
         let mut s = Sender::default();
         s.write(5 * u64::from(MSS));
         send_all(&mut s, 0);
@@ -528,6 +549,35 @@ mod tests {
         assert_eq!(s.cwnd, 2.0, "no undo: slow start from one");
         let next = s.next_segment().unwrap();
         assert!(next.retransmission && next.start == u64::from(MSS), "the rest is resent in order: {next:?}");
+    }
+
+    #[test]
+    fn after_two_timeouts_the_first_resends_ack_shows_a_real_loss() {
+        let mut s = Sender::default();
+        s.write(20 * u64::from(MSS));
+        let originals = send_all(&mut s, 0);
+        s.on_timeout();
+        let first_resend = s.next_segment().unwrap();
+        s.sent(first_resend, INITIAL_RTO_NS);
+        s.on_timeout();
+        let second_resend = s.next_segment().unwrap();
+        assert_eq!((second_resend.start, second_resend.retransmission), (0, true));
+        s.sent(second_resend, 3 * INITIAL_RTO_NS);
+        // The first resend arrives: the originals were lost, not slow.
+        s.on_ack(first_resend.tx, 3 * INITIAL_RTO_NS + 1);
+        assert_eq!(s.cwnd, 1.0, "no undo to the window of before");
+        assert_eq!(s.next_segment(), None, "a window of one, the second resend in flight");
+        s.on_ack(second_resend.tx, 3 * INITIAL_RTO_NS + 1);
+        let next = s.next_segment().unwrap();
+        assert!(next.retransmission && next.start == u64::from(MSS), "the second original is resent: {next:?}");
+        // Segment 0 is not sent a third time: both its resends arrived.
+        let mut resends = Vec::new();
+        while let Some(seg) = s.next_segment() {
+            s.sent(seg, 3 * INITIAL_RTO_NS + 2);
+            resends.push(seg.start / u64::from(MSS));
+        }
+        assert!(!resends.contains(&0), "{resends:?}");
+        assert_eq!(originals.len(), 10);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::Duration;
 
-use bauxite_control::{Controller, ProbeSchedule, RateController};
+use bauxite_control::{Controller, RateController};
 use bauxite_core::link::{Admission, LinkModel, Outcome};
 use bauxite_core::rng::{SplitMix64, mix64};
 use bauxite_core::{BitRate, PacketKey, RateSetting};
@@ -80,8 +80,6 @@ struct Shaper {
     egress: Egress,
     controller: Controller,
     auto: Option<RateController>,
-    /// When `auto`'s probes go.
-    probes: ProbeSchedule,
     drop_probability: Vec<f64>,
     droppable: Vec<bool>,
     rng: SplitMix64,
@@ -329,7 +327,7 @@ impl<'a> World<'a> {
         self.shaper.as_ref().is_some_and(|s| s.egress.queued_packets(self.video_lane) >= SMALL_QUEUE_PACKETS)
     }
 
-    /// A rate probe, sent at a poll (as the daemon does: [`ProbeSchedule`]).
+    /// A rate probe, sent at a poll when the controller says one is due (as the daemon does).
     fn send_probe(&mut self) {
         let slot = self.alloc(Packet { what: What::Probe, sent_ns: self.now, len: PROBE_LEN });
         // The shaper puts its probes in the most urgent lane, ahead of every rule.
@@ -477,7 +475,7 @@ impl<'a> World<'a> {
         let shaper = self.shaper.as_mut().expect("a shaped phase");
         let samples = shaper.egress.samples();
         // As the daemon does: the probe leaves right after the counters are read.
-        if shaper.auto.is_some() && shaper.probes.due(now) && self.now < self.end_ns {
+        if self.now < self.end_ns && shaper.auto.as_mut().is_some_and(|auto| auto.probe_due(now)) {
             self.send_probe();
         }
         let shaper = self.shaper.as_mut().expect("a shaped phase");
@@ -538,7 +536,6 @@ fn new_shaper(config: &RobotConfig, rng: &mut SplitMix64) -> (Shaper, BitRate) {
         egress: Egress::new(&lanes, shaped.bps() as f64),
         controller: Controller::new(profile, shaped),
         auto,
-        probes: ProbeSchedule::new(&profile.auto_rate),
         drop_probability: vec![0.0; profile.lanes.len()],
         droppable: profile.lanes.iter().map(|l| l.drop_when_congested).collect(),
         rng: SplitMix64::new(rng.next_u64()),
