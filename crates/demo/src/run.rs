@@ -182,6 +182,7 @@ fn chain_options(scenario: &Scenario) -> ChainOptions {
                 downlink: LinkConfig { delay: link.config.delay, ..LinkConfig::default() },
                 timeline: Timeline::default(),
                 record_fates: true,
+                ..EmulatorConfig::default()
             }),
             ..Default::default()
         },

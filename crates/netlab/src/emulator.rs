@@ -11,9 +11,14 @@
 //! length plus 4 bytes, as mm-link counts its TUN packets, so a trace means the same
 //! here as in mahimahi.
 //!
+//! In [`Forwarding::Bridged`] mode it is a cable instead of a router: every Ethernet
+//! frame (ARP, multicast, IPv6, anything) is carried unchanged between the two
+//! interfaces, so hosts on both sides share one L2 segment and multicast discovery
+//! (DDS's SPDP) crosses it; a frame's size on the link is then its Ethernet length.
+//!
 //! Every packet's fate can be recorded (arrival, departure, delivery, or which drop),
-//! and the uplink can be changed while running, by a [`Timeline`] or by
-//! [`LinkEmulator::apply`]. Where a kernel has netem, it can stand in for the
+//! and either direction can be changed while running, the uplink by a [`Timeline`],
+//! either by [`LinkEmulator::apply_to`]. Where a kernel has netem, it can stand in for the
 //! constant-rate case; README compares the two.
 
 use std::collections::HashMap;
@@ -38,7 +43,7 @@ const MAX_SLEEP_NS: u64 = 20_000_000;
 const FRAME_BUFFER: usize = VNET_HDR_LEN + ETH_HDR_LEN + 65_535;
 
 /// One side of the emulated link: the link namespace's interface and the MACs a
-/// router would use on it.
+/// router would use on it (unused when bridging: see [`Port::bridged`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Port {
     /// The interface in the link namespace.
@@ -49,13 +54,30 @@ pub struct Port {
     pub peer_mac: [u8; 6],
 }
 
+impl Port {
+    /// A port of a bridging emulator: frames go out as they came in, so no MAC is needed.
+    pub fn bridged(iface: impl Into<String>) -> Self {
+        Self { iface: iface.into(), mac: [0; 6], peer_mac: [0; 6] }
+    }
+}
+
 /// Which way a packet crosses the link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Direction {
-    /// Robot → base: the constrained uplink.
+    /// Robot → base (first port → second port): the constrained uplink.
     Uplink,
-    /// Base → robot.
+    /// Base → robot (second port → first port).
     Downlink,
+}
+
+/// How the emulator passes frames on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Forwarding {
+    /// As a router: IPv4 only, next hop's MAC, TTL minus one; ARP stays with the kernel.
+    #[default]
+    Routed,
+    /// As a cable between two L2 segments: every frame, unchanged.
+    Bridged,
 }
 
 /// What happened to one packet.
@@ -102,7 +124,7 @@ pub struct DirectionCounters {
     /// IPv4 packets read (each gets exactly one fate).
     pub arrived: u64,
     /// Frames read that are not IPv4 packets (too short, or another version): not
-    /// carried, and not counted as arrived.
+    /// carried, and not counted as arrived (routed mode only: bridging carries them).
     pub not_ipv4: u64,
     /// Packets whose TTL ran out here: dropped, as a router drops them.
     pub ttl_expired: u64,
@@ -145,20 +167,24 @@ pub struct EmulatorConfig {
     pub timeline: Timeline,
     /// Keep every packet's fate in the report.
     pub record_fates: bool,
+    /// Route IPv4 (the default) or bridge every frame.
+    pub forwarding: Forwarding,
 }
 
 /// A running emulator; stop it with [`LinkEmulator::stop`] (dropping it stops it too).
 pub struct LinkEmulator {
     stop: Arc<AtomicBool>,
-    /// Changes, each with the time it was asked for (`CLOCK_MONOTONIC` ns).
-    changes: Sender<(LinkChange, u64)>,
+    /// Changes, each with its direction and the time it was asked for (`CLOCK_MONOTONIC` ns).
+    changes: Sender<(Direction, LinkChange, u64)>,
     thread: Option<JoinHandle<Result<EmulatorReport, NetlabError>>>,
     start_ns: u64,
 }
 
 impl LinkEmulator {
     /// Starts emulating in `ns` between `robot_side` and `base_side`, and stops the
-    /// namespace's own IPv4 forwarding so the emulator is the only way through.
+    /// namespace's own IPv4 forwarding so the emulator is the only way through. When
+    /// bridging, neither interface may be a port of a Linux bridge or hold an address:
+    /// the emulator alone carries what arrives on them.
     pub fn start(ns: &Netns, robot_side: Port, base_side: Port, config: EmulatorConfig) -> Result<Self, NetlabError> {
         ns.sysctl("net.ipv4.ip_forward", "0")?;
         let stop = Arc::new(AtomicBool::new(false));
@@ -167,7 +193,8 @@ impl LinkEmulator {
         let thread = {
             let stop = stop.clone();
             ns.spawn(move || {
-                let sockets = (PacketSocket::open(&robot_side.iface), PacketSocket::open(&base_side.iface));
+                let all = config.forwarding == Forwarding::Bridged;
+                let sockets = (PacketSocket::open(&robot_side.iface, all), PacketSocket::open(&base_side.iface, all));
                 let (robot, base) = match sockets {
                     (Ok(robot), Ok(base)) => (robot, base),
                     (Err(e), _) | (_, Err(e)) => {
@@ -208,7 +235,12 @@ impl LinkEmulator {
     /// trace applied so starts at the caller's clock, and floors computed from that
     /// time line up with its delivery opportunities.
     pub fn apply(&self, change: LinkChange) {
-        let _ = self.changes.send((change, monotonic_ns()));
+        self.apply_to(Direction::Uplink, change);
+    }
+
+    /// Changes one direction's link now, with [`LinkEmulator::apply`]'s timing.
+    pub fn apply_to(&self, direction: Direction, change: LinkChange) {
+        let _ = self.changes.send((direction, change, monotonic_ns()));
     }
 
     /// Stops the emulator and returns its report. The namespace does not forward
@@ -254,6 +286,7 @@ struct Emulator {
     outcomes: Vec<Outcome>,
     /// The models' clock: the time of their last operation (they never run backwards).
     clock_ns: u64,
+    forwarding: Forwarding,
 }
 
 impl Emulator {
@@ -270,17 +303,26 @@ impl Emulator {
             applied: 0,
             outcomes: Vec::new(),
             clock_ns: start_ns,
+            forwarding: config.forwarding,
         }
     }
 
-    fn run(&mut self, stop: &AtomicBool, changes: &Receiver<(LinkChange, u64)>) -> Result<EmulatorReport, NetlabError> {
+    fn run(
+        &mut self,
+        stop: &AtomicBool,
+        changes: &Receiver<(Direction, LinkChange, u64)>,
+    ) -> Result<EmulatorReport, NetlabError> {
         let fds = [self.sockets[0].as_raw_fd(), self.sockets[1].as_raw_fd()];
         let mut buf = vec![0u8; FRAME_BUFFER];
         while !stop.load(Ordering::Relaxed) {
-            while let Ok((change, asked_ns)) = changes.try_recv() {
+            while let Ok((direction, change, asked_ns)) = changes.try_recv() {
                 // When it was asked for, unless the models have moved past that since.
                 let at = self.advance_to(asked_ns.max(self.clock_ns));
-                self.models[0].apply(change, at);
+                let side = match direction {
+                    Direction::Uplink => 0,
+                    Direction::Downlink => 1,
+                };
+                self.models[side].apply(change, at);
             }
             self.advance_to(monotonic_ns());
             for side in 0..2 {
@@ -305,7 +347,7 @@ impl Emulator {
         let mut unfinished: Vec<(u64, InFlight)> = self.in_flight.drain().collect();
         unfinished.sort_by_key(|(token, _)| *token);
         for (_, packet) in unfinished {
-            let len = link_len(&packet.frame).unwrap_or(0);
+            let len = self.link_len(&packet.frame).unwrap_or(0);
             let fate =
                 PacketFate { direction: packet.direction, arrived_ns: packet.arrived_ns, len, fate: Fate::InFlight };
             self.record_fate(fate);
@@ -332,7 +374,7 @@ impl Emulator {
     /// Puts one received frame into its direction's model.
     fn admit(&mut self, side: usize, frame: &[u8], now: u64) {
         let direction = if side == 0 { Direction::Uplink } else { Direction::Downlink };
-        let Some(len) = link_len(frame) else {
+        let Some(len) = self.link_len(frame) else {
             self.counters(direction).not_ipv4 += 1;
             return;
         };
@@ -369,7 +411,7 @@ impl Emulator {
                 self.counters(packet.direction).lost += 1;
                 Fate::Lost { departed_ns: outcome.departed_ns }
             }
-            Some(_) if !route(&mut packet.frame, &self.ports[1 - side]) => {
+            Some(_) if self.forwarding == Forwarding::Routed && !route(&mut packet.frame, &self.ports[1 - side]) => {
                 self.counters(packet.direction).ttl_expired += 1;
                 Fate::TtlExpired
             }
@@ -396,6 +438,14 @@ impl Emulator {
             .get(self.applied)
             .map(|(at, _)| self.report.start_ns + u64::try_from(at.as_nanos()).unwrap_or(u64::MAX));
         self.models.iter().filter_map(LinkModel::next_event_ns).chain(step).min()
+    }
+
+    /// A frame's size on the link: see [`link_len`]; a bridged frame's is its Ethernet length.
+    fn link_len(&self, frame: &[u8]) -> Option<u32> {
+        match self.forwarding {
+            Forwarding::Routed => link_len(frame),
+            Forwarding::Bridged => frame.len().checked_sub(VNET_HDR_LEN).and_then(|n| u32::try_from(n).ok()),
+        }
     }
 
     fn counters(&mut self, direction: Direction) -> &mut DirectionCounters {

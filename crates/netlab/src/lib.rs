@@ -24,4 +24,4 @@ pub use error::NetlabError;
 pub use packet_socket::become_a_link;
 pub use testbed::{ChainOptions, ChainTestbed};
 pub use tun::TunTestbed;
-pub use veth::connect;
+pub use veth::{connect, veth};

@@ -1,7 +1,8 @@
 //! An `AF_PACKET` socket bound to one interface, for the link emulator.
 //!
-//! It receives the IPv4 frames that arrive on the interface (not the ones sent from
-//! it: `PACKET_IGNORE_OUTGOING`, Linux 4.20) and sends frames out of it. Each frame
+//! It receives the IPv4 frames (or, for a bridging emulator, every frame) that arrive
+//! on the interface (not the ones sent from it: `PACKET_IGNORE_OUTGOING`, Linux 4.20)
+//! and sends frames out of it. Each frame
 //! carries a virtio-net header (`PACKET_VNET_HDR`) both ways: veth hands locally
 //! generated TCP and UDP on with their checksum still to be filled in
 //! (`CHECKSUM_PARTIAL`), and passing the header through tells the receiving kernel
@@ -31,15 +32,17 @@ fn check(rc: libc::c_int, what: &str) -> io::Result<libc::c_int> {
 }
 
 impl PacketSocket {
-    /// Opens a non-blocking socket on `iface` of the calling thread's network namespace.
-    pub fn open(iface: &str) -> io::Result<Self> {
+    /// Opens a non-blocking socket on `iface` of the calling thread's network namespace,
+    /// receiving IPv4 frames, or every frame when `all_frames`.
+    pub fn open(iface: &str, all_frames: bool) -> io::Result<Self> {
         let name = std::ffi::CString::new(iface).map_err(|_| io::Error::other("interface name with a NUL"))?;
         // SAFETY: `name` is a valid NUL-terminated string.
         let ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) } as i32;
         if ifindex == 0 {
             return Err(io::Error::new(io::ErrorKind::NotFound, format!("no network interface called `{iface}`")));
         }
-        let protocol = (libc::ETH_P_IP as u16).to_be() as libc::c_int;
+        let ethertype = if all_frames { libc::ETH_P_ALL } else { libc::ETH_P_IP };
+        let protocol = (ethertype as u16).to_be() as libc::c_int;
         // SAFETY: plain socket(2) call; the result is checked before use.
         let raw = check(
             unsafe {
