@@ -310,8 +310,9 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, BridgeError> {
     Ok(report)
 }
 
-/// User + system CPU time of a process, and its resident and peak memory (bytes).
-fn proc_usage(pid: u32) -> Option<(Duration, u64, u64)> {
+/// User + system CPU time of a process, and its resident and peak memory (bytes); `None` once
+/// it has gone. The evaluation (`bauxite eval bridge`) reads the bridge's with it too.
+pub fn proc_usage(pid: u32) -> Option<(Duration, u64, u64)> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
     let rest = stat.rsplit_once(')')?.1;

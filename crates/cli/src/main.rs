@@ -10,6 +10,7 @@ use bauxite_core::{Profile, RateSetting, ValidatedProfile};
 use clap::{Parser, Subcommand};
 
 mod bridge;
+mod eval;
 mod progress;
 mod sim;
 
@@ -89,6 +90,9 @@ enum Command {
     Bridge(bridge::BridgeArgs),
     /// Answer an adaptive bridge's health probes for one subscriber; runs until SIGINT/SIGTERM.
     ProbeResponder(bridge::ResponderArgs),
+    /// Evaluations: `bauxite eval bridge` runs seed 004's (the adaptive bridge under bursty loss).
+    #[command(subcommand)]
+    Eval(eval::EvalCommand),
     /// Remove everything Bauxite attached to an interface (idempotent).
     Down {
         /// The interface.
@@ -315,6 +319,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Sim(command) => sim::run(*command)?,
         Command::Bridge(args) => bridge::run_bridge(args)?,
         Command::ProbeResponder(args) => bridge::run_responder(args)?,
+        Command::Eval(command) => eval::run(command)?,
         Command::Down { iface } => {
             let report = bauxite_shaper::down(&iface)?;
             if report.anything() {

@@ -1,0 +1,267 @@
+//! The paper's metrics (section V-D), from the timestamps in the samples: latency is the
+//! receive time minus the header stamp, the publisher's rate counts its successful
+//! publications in 5 s windows, and the classifier's transitions and states come from the
+//! bridge's own recording (`/bauxite/bridge/classifier`).
+//!
+//! Figures cover the run after its settling time (discovery, the classifier's first verdict);
+//! transitions and the toggle's detection and recovery cover the whole run.
+
+use std::collections::BTreeMap;
+
+use bauxite_core::stats::percentile;
+use serde::Serialize;
+
+use crate::peer::PeerEvent;
+use crate::run::RunRecord;
+
+/// The rate window of the paper.
+pub const RATE_WINDOW_NS: u64 = 5_000_000_000;
+/// Sliding windows move by this much.
+const RATE_STEP_NS: u64 = 1_000_000_000;
+
+/// Latency percentiles, ms.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Percentiles {
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+}
+
+/// A classifier state change of the slow subscriber.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StateChange {
+    /// CLOCK_REALTIME.
+    pub time_ns: u64,
+    /// The state left.
+    pub from: String,
+    /// The state entered.
+    pub to: String,
+}
+
+/// Everything measured in one run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct RunMetrics {
+    /// Successful publications per second over the measured span.
+    pub publisher_rate_hz: f64,
+    /// Standard deviation of the 5 s sliding windows' rates.
+    pub publisher_rate_sd_hz: f64,
+    /// Publish attempts per second (a failing write still counts here).
+    pub publisher_attempt_rate_hz: f64,
+    /// Attempts whose write failed.
+    pub publish_errors: usize,
+    /// The longest write call, ms.
+    pub publish_call_max_ms: f64,
+    /// The critical subscriber's latency.
+    pub critical_latency_ms: Percentiles,
+    /// Samples it received in the span.
+    pub critical_samples: usize,
+    /// Published in the span but never received by it.
+    pub critical_lost: usize,
+    /// What the slow (noncritical) subscriber received per second.
+    pub noncritical_rate_hz: f64,
+    /// Its latency.
+    pub noncritical_latency_ms: Percentiles,
+    /// Classifier state changes over the whole run.
+    pub transitions: usize,
+    /// Toggle: seconds from impairment on to the demotion.
+    pub detect_s: Option<f64>,
+    /// Toggle: seconds from impairment off to the promotion.
+    pub recover_s: Option<f64>,
+    /// The bridge's CPU, percent of one core.
+    pub bridge_cpu_pct: Option<f64>,
+    /// Its peak resident memory, MiB.
+    pub bridge_rss_mib: Option<f64>,
+    /// The span measured, s.
+    pub measured_s: f64,
+    /// The emulator's frame loss toward the slow subscriber and back, percent.
+    pub link_loss_pct: Option<(f64, f64)>,
+}
+
+/// The measured span: from `settle` after the start to the publisher's last attempt.
+pub fn span(record: &RunRecord, settle_ns: u64) -> (u64, u64) {
+    let from = record.start_ns + settle_ns;
+    let last = record.published.iter().filter_map(pub_time).max().unwrap_or(from);
+    (from, last.max(from))
+}
+
+fn pub_time(e: &PeerEvent) -> Option<u64> {
+    match e {
+        PeerEvent::Pub { t_ns, .. } => Some(*t_ns),
+        _ => None,
+    }
+}
+
+/// (stamp, latency ns) of each sample first received, by sequence number.
+fn receptions(events: &[PeerEvent]) -> BTreeMap<u64, (u64, u64)> {
+    let mut by_seq = BTreeMap::new();
+    for e in events {
+        if let PeerEvent::Recv { seq, stamp_ns, recv_ns } = *e {
+            by_seq.entry(seq).or_insert((stamp_ns, recv_ns.saturating_sub(stamp_ns)));
+        }
+    }
+    by_seq
+}
+
+/// Nearest-rank percentiles of latencies in ns, as ms.
+pub fn percentiles_ms(latencies_ns: &mut [u64]) -> Percentiles {
+    latencies_ns.sort_unstable();
+    let at = |q| percentile(latencies_ns, q).map_or(0.0, |v| v as f64 / 1e6);
+    Percentiles { p50: at(0.5), p95: at(0.95), p99: at(0.99) }
+}
+
+/// Rates (Hz) of `times` (ns) in 5 s windows sliding by 1 s across `[from, to]`, each with
+/// its end time; one window over the whole span when it is shorter than 5 s.
+pub fn sliding_rates(times: &[u64], from: u64, to: u64) -> Vec<(u64, f64)> {
+    let count = |a: u64, b: u64| times.iter().filter(|&&t| t >= a && t < b).count() as f64;
+    if to.saturating_sub(from) < RATE_WINDOW_NS {
+        let secs = (to.saturating_sub(from) as f64 / 1e9).max(1e-9);
+        return vec![(to, count(from, to) / secs)];
+    }
+    let mut out = Vec::new();
+    let mut end = from + RATE_WINDOW_NS;
+    while end <= to {
+        out.push((end, count(end - RATE_WINDOW_NS, end) / (RATE_WINDOW_NS as f64 / 1e9)));
+        end += RATE_STEP_NS;
+    }
+    out
+}
+
+fn mean_sd(values: &[f64]) -> (f64, f64) {
+    if values.is_empty() {
+        return (0.0, 0.0);
+    }
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / values.len() as f64;
+    (mean, var.sqrt())
+}
+
+/// Computes a run's metrics; `changes` are the slow subscriber's classifier transitions.
+pub fn measure(record: &RunRecord, settle_ns: u64, changes: &[StateChange]) -> RunMetrics {
+    let (from, to) = span(record, settle_ns);
+    let secs = ((to - from) as f64 / 1e9).max(1e-9);
+    let in_span = |t: u64| t >= from && t <= to;
+    let mut ok_times = Vec::new();
+    let (mut attempts, mut errors, mut call_max) = (0usize, 0usize, 0u64);
+    let mut published_seqs = Vec::new();
+    for e in &record.published {
+        if let PeerEvent::Pub { seq, t_ns, ok, call_ns } = *e
+            && in_span(t_ns)
+        {
+            attempts += 1;
+            call_max = call_max.max(call_ns);
+            if ok {
+                ok_times.push(t_ns);
+                published_seqs.push(seq);
+            } else {
+                errors += 1;
+            }
+        }
+    }
+    let windows: Vec<f64> = sliding_rates(&ok_times, from, to).into_iter().map(|(_, r)| r).collect();
+    let critical = receptions(&record.critical);
+    let mut critical_ns: Vec<u64> = critical.values().filter(|(s, _)| in_span(*s)).map(|(_, l)| *l).collect();
+    let critical_lost = published_seqs.iter().filter(|s| !critical.contains_key(s)).count();
+    let slow = receptions(&record.slow);
+    let mut slow_ns: Vec<u64> = slow.values().filter(|(s, _)| in_span(*s)).map(|(_, l)| *l).collect();
+    let (detect_s, recover_s) = toggle_times(&record.switches, changes);
+    let link_loss_pct = record.link.as_ref().map(|l| {
+        let pct = |lost: u64, arrived: u64| if arrived == 0 { 0.0 } else { lost as f64 * 100.0 / arrived as f64 };
+        (pct(l.uplink.lost, l.uplink.arrived), pct(l.downlink.lost, l.downlink.arrived))
+    });
+    RunMetrics {
+        publisher_rate_hz: ok_times.len() as f64 / secs,
+        publisher_rate_sd_hz: mean_sd(&windows).1,
+        publisher_attempt_rate_hz: attempts as f64 / secs,
+        publish_errors: errors,
+        publish_call_max_ms: call_max as f64 / 1e6,
+        critical_samples: critical_ns.len(),
+        critical_latency_ms: percentiles_ms(&mut critical_ns),
+        critical_lost,
+        noncritical_rate_hz: slow_ns.len() as f64 / secs,
+        noncritical_latency_ms: percentiles_ms(&mut slow_ns),
+        transitions: changes.len(),
+        detect_s,
+        recover_s,
+        bridge_cpu_pct: record.bridge_usage.map(|u| u.0),
+        bridge_rss_mib: record.bridge_usage.map(|u| u.1),
+        measured_s: secs,
+        link_loss_pct,
+    }
+}
+
+/// The toggle's time to detect (impairment on → demotion to NONCRITICAL) and to recover
+/// (impairment off → promotion to CRITICAL), each the first such change after its switch.
+pub fn toggle_times(switches: &[(u64, bool)], changes: &[StateChange]) -> (Option<f64>, Option<f64>) {
+    let after = |at: u64, to: &str| {
+        changes.iter().find(|c| c.time_ns >= at && c.to == to).map(|c| (c.time_ns - at) as f64 / 1e9)
+    };
+    // Only a switch during the run (not the impairment already on at the start) has a detection time.
+    let on = switches.iter().skip_while(|(_, on)| *on).find(|(_, on)| *on).map(|(t, _)| *t);
+    let off = switches.iter().find(|(_, on)| !*on).map(|(t, _)| *t);
+    (on.and_then(|t| after(t, "NONCRITICAL")), off.and_then(|t| after(t, "CRITICAL")))
+}
+
+/// The slow subscriber's classifier transitions and its state at each evaluation, from the
+/// bridge's recording's `/bauxite/bridge/classifier` messages.
+pub fn classifier_history(
+    recording: &bauxite_telemetry::Recording,
+    subscriber: &str,
+) -> (Vec<StateChange>, Vec<(u64, String)>) {
+    let mut changes = Vec::new();
+    let mut states = Vec::new();
+    for m in recording.on("/bauxite/bridge/classifier") {
+        let text = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+        if let Some(subs) = m.value["subscribers"].as_array() {
+            for s in subs.iter().filter(|s| s["name"] == subscriber) {
+                states.push((m.time_ns, text(&s["state"])));
+            }
+        }
+        if let Some(ts) = m.value["transitions"].as_array() {
+            for t in ts.iter().filter(|t| t["subscriber"] == subscriber) {
+                changes.push(StateChange { time_ns: m.time_ns, from: text(&t["from"]), to: text(&t["to"]) });
+            }
+        }
+    }
+    (changes, states)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sliding_windows_count_five_seconds_each() {
+        let s = 1_000_000_000u64;
+        // 30 Hz for 10 s, then 10 Hz for 10 s.
+        let mut times: Vec<u64> = (0..300).map(|i| i * s / 30).collect();
+        times.extend((0..100).map(|i| 10 * s + i * s / 10));
+        let rates = sliding_rates(&times, 0, 20 * s);
+        assert_eq!(rates.len(), 16);
+        assert!((rates[0].1 - 30.0).abs() < 0.3, "{rates:?}");
+        assert!((rates[15].1 - 10.0).abs() < 0.3, "{rates:?}");
+        let (mean, sd) = mean_sd(&rates.iter().map(|r| r.1).collect::<Vec<_>>());
+        assert!(mean > 10.0 && mean < 30.0 && sd > 5.0, "{mean} {sd}");
+        assert_eq!(sliding_rates(&times, 0, 2 * s).len(), 1, "a short span is one window");
+    }
+
+    #[test]
+    fn toggle_detection_and_recovery_are_the_first_changes_after_each_switch() {
+        let c = |t: u64, to: &str| StateChange { time_ns: t * 1_000_000_000, from: String::new(), to: to.into() };
+        let changes = [c(2, "CRITICAL"), c(70, "NONCRITICAL"), c(195, "CRITICAL")];
+        let switches = [(60_000_000_000, true), (180_000_000_000, false)];
+        assert_eq!(toggle_times(&switches, &changes), (Some(10.0), Some(15.0)));
+        // Impaired from the start: no switch on to detect.
+        assert_eq!(toggle_times(&[(0, true)], &changes).0, None);
+        assert_eq!(toggle_times(&[], &changes), (None, None));
+    }
+
+    #[test]
+    fn percentiles_are_nearest_rank_in_ms() {
+        let mut ns: Vec<u64> = (1..=100).map(|i| i * 1_000_000).collect();
+        assert_eq!(percentiles_ms(&mut ns), Percentiles { p50: 50.0, p95: 95.0, p99: 99.0 });
+        assert_eq!(percentiles_ms(&mut []), Percentiles::default());
+    }
+}

@@ -1,0 +1,424 @@
+//! The outputs: `summary.json` (the issue's shape, with extra keys), `summary.md` (the paper's
+//! tables with its numbers beside ours), charts (critical latency distributions, publisher
+//! rate over time, classifier state over time; PNG and SVG) and one MCAP recording per run
+//! (the peers' events and the bridge's own channels).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use bauxite_telemetry::chart::{LineChart, Series};
+use bauxite_telemetry::{Channel, Recorder};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::EvalError;
+use crate::implementation::Implementation;
+use crate::metrics::{Percentiles, RunMetrics, sliding_rates};
+use crate::peer::PeerEvent;
+use crate::run::RunRecord;
+use crate::scenario::{Lengths, Setup};
+
+/// One row of `summary.json`'s `runs`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// The scenario's name.
+    pub name: String,
+    /// The peers' DDS implementation.
+    pub implementation: Implementation,
+    /// Whether the bridge ran.
+    pub bridge: bool,
+    /// Whether its classifier was on.
+    pub classifier: bool,
+    /// `clean`, `mild`, `moderate`, `strong` (the impaired phase's, for a toggle).
+    pub severity: String,
+    /// Successful publications per second.
+    pub publisher_rate_hz: f64,
+    /// Their 5 s windows' standard deviation.
+    pub publisher_rate_sd_hz: f64,
+    /// The critical subscriber's latency.
+    pub critical_latency_ms: Percentiles,
+    /// What the slow subscriber received per second.
+    pub noncritical_rate_hz: f64,
+    /// Classifier transitions.
+    pub transitions: usize,
+    /// Whether the impairment was toggled.
+    pub toggle: bool,
+    /// The publisher's writer settings.
+    pub writer: String,
+    /// Every other figure.
+    #[serde(flatten)]
+    pub metrics: RunMetrics,
+}
+
+impl RunSummary {
+    /// The row of `record` with its `metrics`.
+    pub fn new(record: &RunRecord, metrics: RunMetrics) -> Self {
+        let s = &record.scenario;
+        Self {
+            name: s.name.clone(),
+            implementation: record.implementation,
+            bridge: s.bridged(),
+            classifier: s.setup == Setup::Bridge,
+            severity: s.severity.name.to_string(),
+            publisher_rate_hz: metrics.publisher_rate_hz,
+            publisher_rate_sd_hz: metrics.publisher_rate_sd_hz,
+            critical_latency_ms: metrics.critical_latency_ms,
+            noncritical_rate_hz: metrics.noncritical_rate_hz,
+            transitions: metrics.transitions,
+            toggle: s.toggle,
+            writer: s.writer(record.implementation).describe(),
+            metrics,
+        }
+    }
+}
+
+/// The issue's three checks, as the harness reads them from its own runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    /// What is checked.
+    pub name: String,
+    /// Whether it holds (`None`: the runs it needs were not made).
+    pub pass: Option<bool>,
+    /// The figures it rests on.
+    pub detail: String,
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Every run.
+    pub runs: Vec<RunSummary>,
+    /// The issue's "Done when" checks.
+    pub checks: Vec<Check>,
+    /// Run lengths used.
+    pub lengths: Lengths,
+    /// The severities' parameters.
+    pub severities: Vec<(String, String)>,
+}
+
+/// The issue's three checks over `runs`.
+pub fn checks(runs: &[RunSummary]) -> Vec<Check> {
+    let collapsing: Vec<&RunSummary> =
+        runs.iter().filter(|r| !r.bridge && r.severity != "clean" && !r.writer.starts_with("KEEP_LAST")).collect();
+    let shows = |r: &&RunSummary| r.publisher_rate_hz < 25.0 || r.critical_latency_ms.p95 > 1000.0;
+    let backpressure = Check {
+        name:
+            "an impaired baseline with a collapsing writer shows backpressure (publisher < 25 Hz or critical p95 > 1 s)"
+                .into(),
+        pass: (!collapsing.is_empty()).then(|| collapsing.iter().all(shows)),
+        detail: collapsing
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {}: {:.1} Hz, p95 {:.0} ms",
+                    r.implementation.name(),
+                    r.name,
+                    r.publisher_rate_hz,
+                    r.critical_latency_ms.p95
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+    };
+    let bridged: Vec<&RunSummary> = runs.iter().filter(|r| r.classifier && !r.toggle).collect();
+    let mut implementations: Vec<Implementation> = bridged.iter().map(|r| r.implementation).collect();
+    implementations.sort();
+    implementations.dedup();
+    let keeps = |r: &&RunSummary| r.publisher_rate_hz >= 29.0 && r.critical_latency_ms.p95 < 2.0;
+    let protection = Check {
+        name: "the bridge keeps the publisher at 30 Hz and critical p95 under 2 ms at every severity, with at least two implementations".into(),
+        pass: (!bridged.is_empty()).then(|| implementations.len() >= 2 && bridged.iter().all(keeps)),
+        detail: bridged
+            .iter()
+            .map(|r| format!("{} {}: {:.1} Hz, p95 {:.2} ms", r.implementation.name(), r.name, r.publisher_rate_hz, r.critical_latency_ms.p95))
+            .collect::<Vec<_>>()
+            .join("; "),
+    };
+    let mut pairs = Vec::new();
+    for ablation in runs.iter().filter(|r| r.name == "ablation-moderate") {
+        if let Some(bridge) =
+            runs.iter().find(|r| r.name == "bridge-moderate" && r.implementation == ablation.implementation)
+        {
+            pairs.push((bridge, ablation));
+        }
+    }
+    let matches = |(b, a): &(&RunSummary, &RunSummary)| {
+        a.critical_latency_ms.p95 < 2.0
+            && b.critical_latency_ms.p95 < 2.0
+            && b.noncritical_rate_hz <= 3.5
+            && a.noncritical_rate_hz > 2.0 * b.noncritical_rate_hz
+    };
+    let ablation = Check {
+        name: "the ablation matches the bridge's critical latency (both p95 < 2 ms), and the classifier cuts the noncritical rate to 3 Hz (≤ 3.5 Hz, under half the ablation's)".into(),
+        pass: (!pairs.is_empty()).then(|| pairs.iter().all(matches)),
+        detail: pairs
+            .iter()
+            .map(|(b, a)| {
+                format!(
+                    "{}: bridge p95 {:.2} ms, {:.1} Hz noncritical; ablation p95 {:.2} ms, {:.1} Hz",
+                    b.implementation.name(),
+                    b.critical_latency_ms.p95,
+                    b.noncritical_rate_hz,
+                    a.critical_latency_ms.p95,
+                    a.noncritical_rate_hz
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+    };
+    vec![backpressure, protection, ablation]
+}
+
+/// The paper's figures for a scenario (seed 004, tables I–IV), for the table beside ours.
+pub fn paper(name: &str) -> &'static str {
+    match name {
+        "baseline-clean" => "30.0 Hz; p50 0.65 ms",
+        "baseline-mild" | "baseline-moderate" | "baseline-strong" => {
+            "19.2–21.4 Hz, sd 8.5–8.7 Hz; p50 ≈ 1 ms, p95 11.7–15.0 s (strong 15 043 ms)"
+        }
+        "bridge-clean" => "30.0 Hz, sd 0.0; p50 1.07 ms, p95 ≤ 1.57 ms; 5 transitions",
+        "bridge-mild" | "bridge-strong" => {
+            "30.0 Hz, sd 0.0; p95 ≤ 1.57 ms (strong 1.55 ms); 3 Hz noncritical; 1 transition"
+        }
+        "bridge-moderate" => "30.0 Hz, sd 0.0; p50 1.10 ms, p95 1.55 ms; 3 Hz noncritical; 1 transition",
+        "bridge-toggle" => "30.0 Hz; detect and recover within ≈ 20 s",
+        "ablation-moderate" => "30.0 Hz; p50 1.09 ms, p95 1.57 ms; 10 Hz noncritical",
+        _ => "–",
+    }
+}
+
+fn opt(v: Option<f64>, decimals: usize) -> String {
+    v.map_or("–".into(), |v| format!("{v:.decimals$}"))
+}
+
+/// `summary.md`.
+pub fn markdown(summary: &Summary) -> String {
+    let mut s = String::from("# `bauxite eval bridge`: seed 004's evaluation\n\n");
+    let _ = writeln!(
+        s,
+        "Runs of {} s impaired, {} s clean, toggle {}/{}/{} s; figures after the first {} s. Publisher: LaserScan (1081 ranges) at 30 Hz.\n",
+        summary.lengths.impaired.as_secs(),
+        summary.lengths.clean.as_secs(),
+        summary.lengths.toggle.0.as_secs(),
+        summary.lengths.toggle.1.as_secs(),
+        summary.lengths.toggle.2.as_secs(),
+        summary.lengths.settle.as_secs()
+    );
+    s.push_str("Severities (the slow subscriber's path; netem's Gilbert–Elliott parameters):\n\n");
+    for (name, text) in &summary.severities {
+        let _ = writeln!(s, "- **{name}**: {text}");
+    }
+    s.push('\n');
+    let mut implementations: Vec<Implementation> = summary.runs.iter().map(|r| r.implementation).collect();
+    implementations.sort();
+    implementations.dedup();
+    for i in implementations {
+        let _ = writeln!(
+            s,
+            "## {}\n\n| run | writer | publisher (Hz) | sd (Hz) | errors | critical p50 / p95 / p99 (ms) | lost | noncritical (Hz) | noncritical p50 (ms) | transitions | detect / recover (s) | bridge CPU / RSS | link loss toward / back | paper |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+            i.name()
+        );
+        for r in summary.runs.iter().filter(|r| r.implementation == i) {
+            let m = &r.metrics;
+            let c = &r.critical_latency_ms;
+            let _ = writeln!(
+                s,
+                "| {} | {} | {:.1} | {:.1} | {} | {:.2} / {:.2} / {:.2} | {} | {:.1} | {:.2} | {} | {} / {} | {} | {} | {} |",
+                r.name,
+                r.writer,
+                r.publisher_rate_hz,
+                r.publisher_rate_sd_hz,
+                m.publish_errors,
+                c.p50,
+                c.p95,
+                c.p99,
+                m.critical_lost,
+                r.noncritical_rate_hz,
+                m.noncritical_latency_ms.p50,
+                if r.bridge { r.transitions.to_string() } else { "–".into() },
+                opt(m.detect_s, 1),
+                opt(m.recover_s, 1),
+                match (m.bridge_cpu_pct, m.bridge_rss_mib) {
+                    (Some(cpu), Some(rss)) => format!("{cpu:.0} % / {rss:.0} MiB"),
+                    _ => "–".into(),
+                },
+                m.link_loss_pct.map_or("–".into(), |(t, b)| format!("{t:.1} % / {b:.1} %")),
+                paper(&r.name)
+            );
+        }
+        s.push('\n');
+    }
+    s.push_str("## Checks (issue 13)\n\n");
+    for c in &summary.checks {
+        let verdict = match c.pass {
+            Some(true) => "PASS",
+            Some(false) => "FAIL",
+            None => "not run",
+        };
+        let _ = writeln!(s, "- **{verdict}** {}: {}", c.name, c.detail);
+    }
+    s
+}
+
+/// A sample as the run's recording holds it.
+#[derive(Serialize, JsonSchema)]
+struct Publication {
+    seq: u64,
+    ok: bool,
+    call_ms: f64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Reception {
+    seq: u64,
+    latency_ms: f64,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct Impairment {
+    impaired: bool,
+    severity: String,
+}
+
+fn record_err(e: bauxite_telemetry::RecordError) -> EvalError {
+    EvalError::Record(e)
+}
+
+/// Writes `<dir>/run.mcap`: the peers' events on `/bauxite/eval/*` and the bridge's
+/// recording's channels as they were; removes the bridge's own file once copied.
+pub fn write_recording(record: &RunRecord, path: &Path) -> Result<(), EvalError> {
+    let mut rec = Recorder::create(path).map_err(record_err)?;
+    let publisher: Channel<Publication> = rec.channel("/bauxite/eval/publisher").map_err(record_err)?;
+    let critical: Channel<Reception> = rec.channel("/bauxite/eval/critical").map_err(record_err)?;
+    let slow: Channel<Reception> = rec.channel("/bauxite/eval/noncritical").map_err(record_err)?;
+    let link: Channel<Impairment> = rec.channel("/bauxite/eval/impairment").map_err(record_err)?;
+    for (at, impaired) in &record.switches {
+        let severity = if *impaired { record.scenario.severity.name } else { "clean" }.to_string();
+        rec.write(link, *at, &Impairment { impaired: *impaired, severity }).map_err(record_err)?;
+    }
+    for e in &record.published {
+        if let PeerEvent::Pub { seq, t_ns, ok, call_ns } = *e {
+            rec.write(publisher, t_ns, &Publication { seq, ok, call_ms: call_ns as f64 / 1e6 }).map_err(record_err)?;
+        }
+    }
+    for (channel, events) in [(critical, &record.critical), (slow, &record.slow)] {
+        for e in events {
+            if let PeerEvent::Recv { seq, stamp_ns, recv_ns } = *e {
+                let latency_ms = recv_ns.saturating_sub(stamp_ns) as f64 / 1e6;
+                rec.write(channel, recv_ns, &Reception { seq, latency_ms }).map_err(record_err)?;
+            }
+        }
+    }
+    if let Some(bridge) = &record.bridge_recording
+        && bridge.exists()
+    {
+        let recording = bauxite_telemetry::read(bridge)?;
+        let mut channels = std::collections::BTreeMap::new();
+        for m in &recording.messages {
+            let channel = match channels.get(&m.topic) {
+                Some(c) => *c,
+                None => {
+                    let c: Channel<serde_json::Value> = rec.channel(&m.topic).map_err(record_err)?;
+                    channels.insert(m.topic.clone(), c);
+                    c
+                }
+            };
+            rec.write(channel, m.time_ns, &m.value).map_err(record_err)?;
+        }
+    }
+    rec.finish().map_err(record_err)
+}
+
+/// The charts of one implementation's runs: critical latency by percentile (the CDF turned
+/// on its side, so seconds and tenths of a millisecond share a log axis), publisher rate over
+/// time, and the slow subscriber's classifier state over time.
+pub struct ChartData<'a> {
+    /// The run.
+    pub record: &'a RunRecord,
+    /// The slow subscriber's state at each evaluation.
+    pub states: Vec<(u64, String)>,
+}
+
+/// Writes the three charts of `implementation` into `dir`; returns the files.
+pub fn charts(dir: &Path, implementation: Implementation, runs: &[ChartData<'_>]) -> Result<Vec<PathBuf>, EvalError> {
+    let name = implementation.name();
+    let mut latency = LineChart {
+        title: format!("{name}: critical subscriber latency by percentile"),
+        x_label: "percentile".into(),
+        y_label: "latency (ms, log)".into(),
+        log_y: true,
+        references: vec![(2.0, "2 ms".into())],
+        ..LineChart::default()
+    };
+    let mut rate = LineChart {
+        title: format!("{name}: publisher rate (5 s windows)"),
+        x_label: "time (s)".into(),
+        y_label: "successful publications (Hz)".into(),
+        references: vec![(30.0, "30 Hz".into())],
+        ..LineChart::default()
+    };
+    let mut state = LineChart {
+        title: format!("{name}: the slow subscriber's classifier state (0 UNKNOWN, 1 CRITICAL, 2 NONCRITICAL)"),
+        x_label: "time (s)".into(),
+        y_label: "state".into(),
+        ..LineChart::default()
+    };
+    for run in runs {
+        let r = run.record;
+        let label = r.scenario.name.clone();
+        let mut ns: Vec<u64> = r
+            .critical
+            .iter()
+            .filter_map(|e| match *e {
+                PeerEvent::Recv { stamp_ns, recv_ns, .. } => Some(recv_ns.saturating_sub(stamp_ns).max(1_000)),
+                _ => None,
+            })
+            .collect();
+        ns.sort_unstable();
+        let step = (ns.len() / 400).max(1);
+        let points: Vec<(f64, f64)> = ns
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| i % step == 0 || *i + 1 == ns.len())
+            .map(|(i, v)| ((i + 1) as f64 * 100.0 / ns.len() as f64, *v as f64 / 1e6))
+            .collect();
+        latency.series.push(Series { name: label.clone(), points, ..Series::default() });
+        let ok: Vec<u64> = r
+            .published
+            .iter()
+            .filter_map(|e| match *e {
+                PeerEvent::Pub { t_ns, ok: true, .. } => Some(t_ns),
+                _ => None,
+            })
+            .collect();
+        let end = ok.last().copied().unwrap_or(r.start_ns);
+        let points = sliding_rates(&ok, r.start_ns, end).into_iter().map(|(t, hz)| (secs(t, r.start_ns), hz)).collect();
+        rate.series.push(Series { name: label.clone(), points, ..Series::default() });
+        if !run.states.is_empty() {
+            let points = run
+                .states
+                .iter()
+                .map(|(t, s)| {
+                    let v = match s.as_str() {
+                        "CRITICAL" => 1.0,
+                        "NONCRITICAL" => 2.0,
+                        _ => 0.0,
+                    };
+                    (secs(*t, r.start_ns), v)
+                })
+                .collect();
+            state.series.push(Series { name: label, points, ..Series::default() });
+        }
+    }
+    let mut files = Vec::new();
+    files.extend(latency.write(&dir.join(format!("{name}-critical-latency")))?);
+    files.extend(rate.write(&dir.join(format!("{name}-publisher-rate")))?);
+    if !state.series.is_empty() {
+        files.extend(state.write(&dir.join(format!("{name}-classifier-state")))?);
+    }
+    Ok(files)
+}
+
+fn secs(t: u64, start: u64) -> f64 {
+    (t as f64 - start as f64) / 1e9
+}

@@ -1,0 +1,345 @@
+//! One run: a fresh testbed, the bridge and its probe responder (bridge and ablation runs),
+//! the two subscribers and the publisher, each a process in its namespace; the toggle's
+//! switches; then everything stopped and its lines collected.
+//!
+//! Every process is held by a [`ChildGuard`] and the namespaces by the [`Testbed`], so an
+//! error, a panic or Ctrl-C (the `stop` flag) stops the processes (SIGTERM, then SIGKILL) and
+//! deletes the namespaces.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bauxite_netlab::emulator::EmulatorReport;
+use bauxite_sys::{ChildGuard, Netns};
+
+use crate::EvalError;
+use crate::implementation::{Implementation, PeerLauncher};
+use crate::peer::PeerEvent;
+use crate::scenario::{Lengths, Scenario, Setup, Severity, Timing};
+use crate::testbed::{BRIDGE_ADDR, SLOW_ADDR, Testbed};
+
+/// The DDS domain of every run (the namespaces keep runs apart from anything else).
+pub const DOMAIN: u16 = 13;
+/// How long a peer may take to print `ready` (Python imports on a loaded machine).
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long subscribers keep reading after the publisher stops (RELIABLE repairs).
+const DRAIN: Duration = Duration::from_secs(1);
+/// SIGTERM's grace before SIGKILL.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// What one run produced: the peers' lines and the bridge's recording, as they came.
+#[derive(Debug, Clone)]
+pub struct RunRecord {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The implementation of the three peers.
+    pub implementation: Implementation,
+    /// Its timing.
+    pub timing: Timing,
+    /// CLOCK_REALTIME when the publisher became ready.
+    pub start_ns: u64,
+    /// The publisher's attempts.
+    pub published: Vec<PeerEvent>,
+    /// The critical subscriber's samples.
+    pub critical: Vec<PeerEvent>,
+    /// The slow (noncritical) subscriber's samples.
+    pub slow: Vec<PeerEvent>,
+    /// CLOCK_REALTIME of each switch of the impairment: (time, impaired after it).
+    pub switches: Vec<(u64, bool)>,
+    /// The bridge's MCAP recording, when a bridge ran.
+    pub bridge_recording: Option<PathBuf>,
+    /// The bridge's CPU over its life (percent of one core) and peak resident memory (MiB).
+    pub bridge_usage: Option<(f64, f64)>,
+    /// What the emulator carried and lost each way.
+    pub link: Option<EmulatorReport>,
+    /// The run's directory (logs, configs).
+    pub dir: PathBuf,
+}
+
+/// A peer process and the thread reading its lines.
+struct Peer {
+    name: String,
+    log: PathBuf,
+    guard: ChildGuard,
+    ready: mpsc::Receiver<()>,
+    lines: Option<JoinHandle<Vec<PeerEvent>>>,
+}
+
+impl Peer {
+    /// Starts `line` in `ns`; stderr goes to `<dir>/<name>.log`.
+    fn spawn(ns: &Netns, line: &[String], dir: &Path, name: &str) -> Result<Self, EvalError> {
+        let log = dir.join(format!("{name}.log"));
+        let stderr = std::fs::File::create(&log).map_err(EvalError::io(format!("creating {}", log.display())))?;
+        let args: Vec<&str> = line[1..].iter().map(String::as_str).collect();
+        let mut child = ns
+            .command(&line[0], &args)
+            .env("ROS_DOMAIN_ID", DOMAIN.to_string())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .map_err(EvalError::io(format!("starting the {name} peer ({})", line.join(" "))))?;
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let guard = ChildGuard::new(child, GRACE);
+        let (tx, ready) = mpsc::channel();
+        let lines = std::thread::spawn(move || {
+            let mut events = Vec::new();
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                match serde_json::from_str::<PeerEvent>(&line) {
+                    Ok(PeerEvent::Ready) => {
+                        let _ = tx.send(());
+                    }
+                    Ok(event) => events.push(event),
+                    Err(_) => tracing::debug!("a peer printed a line outside the protocol: {line}"),
+                }
+            }
+            events
+        });
+        Ok(Self { name: name.to_string(), log, guard, ready, lines: Some(lines) })
+    }
+
+    /// Waits for `ready`; an exit or a timeout is an error naming the peer and its log.
+    fn wait_ready(&mut self, stop: &AtomicBool) -> Result<(), EvalError> {
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            match self.ready.recv_timeout(Duration::from_millis(100)) {
+                Ok(()) => return Ok(()),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err(self.failed("exited before it was ready")),
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Err(EvalError::Interrupted);
+            }
+            if Instant::now() > deadline {
+                return Err(self.failed(&format!("was not ready within {} s", READY_TIMEOUT.as_secs())));
+            }
+        }
+    }
+
+    fn failed(&self, what: &str) -> EvalError {
+        let tail = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let tail: Vec<&str> = tail.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect();
+        EvalError::Peer(format!("the {} peer {what} (log {}): {}", self.name, self.log.display(), tail.join(" | ")))
+    }
+
+    /// Stops the process (SIGTERM) and returns its lines.
+    fn finish(mut self) -> Vec<PeerEvent> {
+        if let Err(e) = self.guard.stop() {
+            tracing::warn!("stopping the {} peer: {e}", self.name);
+        }
+        self.lines.take().and_then(|t| t.join().ok()).unwrap_or_default()
+    }
+
+    /// Whether it has exited.
+    fn exited(&mut self) -> bool {
+        matches!(self.guard.try_wait(), Ok(Some(_)))
+    }
+}
+
+/// The bridge and its probe responder, running.
+struct BridgeProcesses {
+    bridge: ChildGuard,
+    responder: ChildGuard,
+    started: Instant,
+    recording: PathBuf,
+}
+
+fn realtime_ns() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// The bridge's config: `/scan` split into `rt/scan/critical` and `rt/scan/noncritical`, the
+/// slow subscriber known by name, the classifier on (bridge) or off (ablation). `interfaces`
+/// is where it runs: the bridge's address, or the slow namespace's for its probe responder.
+fn bridge_config(classifier: bool, interfaces: std::net::Ipv4Addr, record: &Path) -> String {
+    format!(
+        "dds: {{domain_id: {DOMAIN}, interfaces: [{interfaces}]}}\n\
+         topics:\n  - {{name: /scan, type: sensor_msgs/msg/LaserScan}}\n\
+         subscribers:\n  - {{name: slow, topics: [/scan]}}\n\
+         classifier: {{enabled: {classifier}}}\n\
+         diagnostics: {{enabled: false}}\n\
+         telemetry: {{status_every: 5s, record: {}}}\n",
+        record.display()
+    )
+}
+
+fn start_bridge(exe: &Path, tb: &Testbed, classifier: bool, dir: &Path) -> Result<BridgeProcesses, EvalError> {
+    let recording = dir.join("bridge.mcap");
+    let write = |name: &str, text: String| -> Result<PathBuf, EvalError> {
+        let path = dir.join(name);
+        std::fs::write(&path, text).map_err(EvalError::io(format!("writing {}", path.display())))?;
+        Ok(path)
+    };
+    let bridge_yaml = write("bridge.yaml", bridge_config(classifier, BRIDGE_ADDR, &recording))?;
+    let responder_yaml = write("responder.yaml", bridge_config(classifier, SLOW_ADDR, &dir.join("unused.mcap")))?;
+    let spawn = |ns: &Netns, args: &[&str], log: &str| -> Result<ChildGuard, EvalError> {
+        let path = dir.join(log);
+        let stderr = std::fs::File::create(&path).map_err(EvalError::io(format!("creating {}", path.display())))?;
+        let child = ns
+            .command(exe, args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(stderr)
+            .spawn()
+            .map_err(EvalError::io(format!("starting `bauxite {}`", args[0])))?;
+        Ok(ChildGuard::new(child, GRACE))
+    };
+    let responder = spawn(
+        &tb.slow,
+        &["probe-responder", "--config", &responder_yaml.display().to_string(), "--name", "slow"],
+        "responder.log",
+    )?;
+    let bridge = spawn(&tb.bridge, &["bridge", "--config", &bridge_yaml.display().to_string()], "bridge.log")?;
+    Ok(BridgeProcesses { bridge, responder, started: Instant::now(), recording })
+}
+
+impl BridgeProcesses {
+    /// Reads the bridge's CPU and peak memory, then stops both (the bridge closes its recording).
+    fn finish(mut self) -> Result<(Option<(f64, f64)>, PathBuf), EvalError> {
+        let usage = bauxite_bridge::bench::proc_usage(self.bridge.id()).map(|(cpu, _, peak)| {
+            let wall = self.started.elapsed().as_secs_f64().max(1e-3);
+            (cpu.as_secs_f64() / wall * 100.0, peak as f64 / (1024.0 * 1024.0))
+        });
+        if let Ok(Some(status)) = self.bridge.try_wait() {
+            return Err(EvalError::Peer(format!("the bridge exited during the run ({status}); see bridge.log")));
+        }
+        let _ = self.bridge.stop();
+        let _ = self.responder.stop();
+        Ok((usage, self.recording))
+    }
+}
+
+/// What a run needs besides its scenario.
+pub struct RunContext<'a> {
+    /// The `bauxite` binary (bridge, responder, RustDDS peer).
+    pub exe: &'a Path,
+    /// Starts the peers.
+    pub launcher: &'a PeerLauncher,
+    /// Run lengths.
+    pub lengths: &'a Lengths,
+    /// Set by SIGINT/SIGTERM.
+    pub stop: &'a AtomicBool,
+}
+
+/// The peers' protocol arguments.
+fn sub_args(topic: &str, best_effort: bool, duration: Duration) -> Vec<String> {
+    let mut a = vec!["sub".into(), "--topic".into(), topic.into(), "--depth".into(), "10".into()];
+    if best_effort {
+        a.push("--best-effort".into());
+    }
+    a.extend(["--duration".into(), format!("{}", duration.as_secs() + 60), "--domain".into(), DOMAIN.to_string()]);
+    a
+}
+
+/// Runs `scenario` with `implementation`'s peers, its files in `dir`.
+pub fn run_one(
+    ctx: &RunContext<'_>,
+    scenario: &Scenario,
+    implementation: Implementation,
+    dir: &Path,
+) -> Result<RunRecord, EvalError> {
+    std::fs::create_dir_all(dir).map_err(EvalError::io(format!("creating {}", dir.display())))?;
+    let timing = scenario.timing(ctx.lengths);
+    let initial = if timing.impaired_from == Some(Duration::ZERO) { scenario.severity } else { Severity::CLEAN };
+    let seed = scenario.name.bytes().fold(0x004u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let mut tb = Testbed::create(&initial, seed)?;
+    let bridge = match scenario.setup {
+        Setup::Baseline => None,
+        Setup::Bridge => Some(start_bridge(ctx.exe, &tb, true, dir)?),
+        Setup::Ablation => Some(start_bridge(ctx.exe, &tb, false, dir)?),
+    };
+    let (critical_topic, slow_topic, slow_best_effort) = match bridge {
+        None => ("rt/scan", "rt/scan", false),
+        Some(_) => ("rt/scan/critical", "rt/scan/noncritical", true),
+    };
+    let line = |args: Vec<String>| ctx.launcher.command_line(implementation, &args);
+    let mut critical =
+        Peer::spawn(&tb.critical, &line(sub_args(critical_topic, false, timing.duration))?, dir, "critical")?;
+    let mut slow = Peer::spawn(&tb.slow, &line(sub_args(slow_topic, slow_best_effort, timing.duration))?, dir, "slow")?;
+    critical.wait_ready(ctx.stop)?;
+    slow.wait_ready(ctx.stop)?;
+    let mut pub_args = vec![
+        "pub".to_string(),
+        "--topic".into(),
+        "rt/scan".into(),
+        "--hz".into(),
+        "30".into(),
+        "--duration".into(),
+        timing.duration.as_secs().to_string(),
+        "--ranges".into(),
+        "1081".into(),
+        "--domain".into(),
+        DOMAIN.to_string(),
+    ];
+    pub_args.extend(scenario.writer(implementation).flags());
+    let mut publisher = Peer::spawn(&tb.publisher, &line(pub_args)?, dir, "publisher")?;
+    publisher.wait_ready(ctx.stop)?;
+    let start_ns = realtime_ns();
+    let switches = drive(&tb, scenario, &timing, &mut publisher, ctx.stop)?;
+    std::thread::sleep(DRAIN);
+    let published = publisher.finish();
+    let (critical, slow) = (critical.finish(), slow.finish());
+    let (bridge_usage, bridge_recording) = match bridge {
+        Some(b) => {
+            let (usage, recording) = b.finish()?;
+            (usage, Some(recording))
+        }
+        None => (None, None),
+    };
+    let link = tb.stop()?;
+    Ok(RunRecord {
+        scenario: scenario.clone(),
+        implementation,
+        timing,
+        start_ns,
+        published,
+        critical,
+        slow,
+        switches,
+        bridge_recording,
+        bridge_usage,
+        link,
+        dir: dir.to_path_buf(),
+    })
+}
+
+/// Waits for the publisher to finish, switching the impairment on and off at the toggle's
+/// times; returns the switches' times.
+fn drive(
+    tb: &Testbed,
+    scenario: &Scenario,
+    timing: &Timing,
+    publisher: &mut Peer,
+    stop: &AtomicBool,
+) -> Result<Vec<(u64, bool)>, EvalError> {
+    let started = Instant::now();
+    let mut switches = Vec::new();
+    if timing.impaired_from == Some(Duration::ZERO) {
+        switches.push((realtime_ns(), true));
+    }
+    // A publisher that outlives its duration by this much is hung.
+    let deadline = timing.duration + Duration::from_secs(30);
+    while !publisher.exited() {
+        if stop.load(Ordering::Relaxed) {
+            return Err(EvalError::Interrupted);
+        }
+        let elapsed = started.elapsed();
+        if elapsed > deadline {
+            return Err(publisher.failed(&format!("did not stop within {} s of its duration", 30)));
+        }
+        let on = timing.impaired_from.is_some_and(|from| elapsed >= from)
+            && timing.impaired_until.is_none_or(|until| elapsed < until);
+        let now_on = switches.last().is_some_and(|(_, impaired)| *impaired);
+        if on != now_on && timing.impaired_from.is_some() {
+            tb.impair(if on { &scenario.severity } else { &Severity::CLEAN });
+            switches.push((realtime_ns(), on));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(switches)
+}
