@@ -62,6 +62,9 @@ pub enum PeerRole {
         /// The DDS domain (default: ROS_DOMAIN_ID, else 0).
         #[arg(long)]
         domain: Option<u16>,
+        /// The address of the one interface to use (default: the multicast route's).
+        #[arg(long)]
+        interface: Option<std::net::IpAddr>,
     },
     /// Read LaserScans and print each one's stamp and arrival.
     Sub {
@@ -77,6 +80,9 @@ pub enum PeerRole {
         /// The DDS domain (default: ROS_DOMAIN_ID, else 0).
         #[arg(long)]
         domain: Option<u16>,
+        /// The address of the one interface to use (default: the multicast route's).
+        #[arg(long)]
+        interface: Option<std::net::IpAddr>,
     },
 }
 
@@ -146,6 +152,7 @@ fn peer(role: PeerRole) -> Result<()> {
             depth,
             max_samples,
             domain: domain_flag,
+            interface,
         } => {
             anyhow::ensure!(hz.is_finite() && hz > 0.0 && hz <= 10_000.0, "--hz must be in (0, 10000], not {hz}");
             let options = PubOptions {
@@ -158,12 +165,13 @@ fn peer(role: PeerRole) -> Result<()> {
                 depth,
                 max_samples,
                 domain: domain(domain_flag)?,
+                interface,
             };
             bauxite_eval::peer::publish(&options, &stop)?;
         }
-        PeerRole::Sub { topic, best_effort, depth, duration, domain: domain_flag } => {
+        PeerRole::Sub { topic, best_effort, depth, duration, domain: domain_flag, interface } => {
             let duration = duration.map(|d| seconds("--duration", d)).transpose()?;
-            let options = SubOptions { topic, best_effort, depth, duration, domain: domain(domain_flag)? };
+            let options = SubOptions { topic, best_effort, depth, duration, domain: domain(domain_flag)?, interface };
             bauxite_eval::peer::subscribe(&options, stop)?;
         }
     }

@@ -5,9 +5,9 @@
 //!
 //! ```text
 //! <peer> pub --topic rt/scan --hz 30 --duration S [--ranges 1081] [--best-effort]
-//!            [--history keep_all|keep_last] [--depth N] [--max-samples N] [--domain D]
+//!            [--history keep_all|keep_last] [--depth N] [--max-samples N] [--domain D] [--interface ADDR]
 //!     {"ev":"pub","seq":n,"t_ns":realtime_ns,"ok":true|false,"call_ns":write_call_ns} per attempt
-//! <peer> sub --topic T [--best-effort] [--depth N] [--duration S] [--domain D]
+//! <peer> sub --topic T --duration S [--best-effort] [--depth N] [--domain D] [--interface ADDR]
 //!     {"ev":"recv","seq":n,"stamp_ns":header_stamp_ns,"recv_ns":realtime_ns} per sample
 //! both print {"ev":"ready"} once their entities exist and exit 0 at --duration or on SIGTERM.
 //! ```
@@ -22,6 +22,8 @@ use crate::EvalError;
 
 /// The Cyclone DDS peer (PyPI `cyclonedds`, system `python3`).
 const CYCLONEDDS_PEER: &str = include_str!("../peers/cyclonedds_peer.py");
+/// The ROS 2 peer (rclpy on rmw_fastrtps_cpp, the ROS 2 venv's python).
+const ROS2_PEER: &str = include_str!("../peers/ros2_peer.py");
 
 /// Where `scripts/install-deps` puts the ROS 2 venv unless `BAUXITE_ROS2_VENV` says otherwise.
 pub const DEFAULT_ROS2_VENV: &str = "/opt/bauxite/ros2-venv";
@@ -71,7 +73,7 @@ impl Implementation {
         match self {
             Self::Rustdds => None,
             Self::Cyclonedds => Some(("cyclonedds_peer.py", CYCLONEDDS_PEER)),
-            Self::Ros2Fastdds => None,
+            Self::Ros2Fastdds => Some(("ros2_peer.py", ROS2_PEER)),
         }
     }
 }
@@ -155,11 +157,6 @@ impl PeerLauncher {
             Implementation::Ros2Fastdds => {
                 let python = self.ros2_venv.join("bin/python");
                 let script = self.scripts.join("ros2_peer.py");
-                if !script.exists() {
-                    return Err(EvalError::Usage(
-                        "--rmw ros2-fastdds: this build has no ROS 2 peer (crates/eval/peers/ros2_peer.py)".into(),
-                    ));
-                }
                 if !python.exists() {
                     return Err(EvalError::Usage(format!(
                         "--rmw ros2-fastdds: no {} (run scripts/install-deps, or set BAUXITE_ROS2_VENV)",

@@ -87,7 +87,8 @@ pub fn span(record: &RunRecord, settle_ns: u64) -> (u64, u64) {
     (from, last.max(from))
 }
 
-fn pub_time(e: &PeerEvent) -> Option<u64> {
+/// A publish attempt's time.
+pub fn pub_time(e: &PeerEvent) -> Option<u64> {
     match e {
         PeerEvent::Pub { t_ns, .. } => Some(*t_ns),
         _ => None,

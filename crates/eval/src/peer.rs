@@ -63,6 +63,8 @@ pub struct PubOptions {
     pub max_samples: Option<usize>,
     /// DDS domain.
     pub domain: u16,
+    /// The address of the one interface to use (found from the multicast route when absent).
+    pub interface: Option<IpAddr>,
 }
 
 /// `sub`'s options.
@@ -78,6 +80,8 @@ pub struct SubOptions {
     pub duration: Option<Duration>,
     /// DDS domain.
     pub domain: u16,
+    /// The address of the one interface to use (found from the multicast route when absent).
+    pub interface: Option<IpAddr>,
 }
 
 /// One line of the protocol.
@@ -129,8 +133,8 @@ fn multicast_interface() -> Option<IpAddr> {
     (!addr.is_loopback() && !addr.is_unspecified()).then_some(addr)
 }
 
-fn participant(domain: u16) -> Result<DomainParticipant, EvalError> {
-    let config = DdsConfig { domain_id: domain, interfaces: multicast_interface().map(|a| vec![a]) };
+fn participant(domain: u16, interface: Option<IpAddr>) -> Result<DomainParticipant, EvalError> {
+    let config = DdsConfig { domain_id: domain, interfaces: interface.or_else(multicast_interface).map(|a| vec![a]) };
     Ok(bauxite_bridge::dds::participant(&config)?)
 }
 
@@ -180,7 +184,7 @@ fn reader_qos(options: &SubOptions) -> QosPolicies {
 /// Publishes from a fixed-period timer until `duration` or `stop`. A write that blocks delays
 /// the next tick, and ticks missed meanwhile are skipped, as a ROS 2 wall timer does.
 pub fn publish(options: &PubOptions, stop: &AtomicBool) -> Result<(), EvalError> {
-    let p = participant(options.domain)?;
+    let p = participant(options.domain, options.interface)?;
     let qos = writer_qos(options);
     let t = topic(&p, &options.topic, &qos)?;
     let writer: RawWriter = p
@@ -212,7 +216,7 @@ pub fn publish(options: &PubOptions, stop: &AtomicBool) -> Result<(), EvalError>
 
 /// Reads until `duration` or `stop`, printing a line per sample.
 pub fn subscribe(options: &SubOptions, stop: Arc<AtomicBool>) -> Result<(), EvalError> {
-    let p = participant(options.domain)?;
+    let p = participant(options.domain, options.interface)?;
     let qos = reader_qos(options);
     let t = topic(&p, &options.topic, &qos)?;
     let reader: RawReader = p
@@ -316,6 +320,7 @@ mod tests {
             depth: 10,
             max_samples: Some(10),
             domain: 0,
+            interface: None,
         };
         let qos = writer_qos(&options);
         assert_eq!(qos.history(), Some(History::KeepAll));

@@ -98,8 +98,7 @@ pub struct Summary {
 
 /// The three checks over `runs`.
 pub fn checks(runs: &[RunSummary]) -> Vec<Check> {
-    let collapsing: Vec<&RunSummary> =
-        runs.iter().filter(|r| !r.bridge && r.severity != "clean" && !r.writer.starts_with("KEEP_LAST")).collect();
+    let collapsing: Vec<&RunSummary> = runs.iter().filter(|r| r.name == "baseline-strong").collect();
     let shows = |r: &&RunSummary| r.publisher_rate_hz < 25.0 || r.critical_latency_ms.p95 > 1000.0;
     let backpressure = Check {
         name:
@@ -391,7 +390,7 @@ pub fn charts(dir: &Path, implementation: Implementation, runs: &[ChartData<'_>]
                 _ => None,
             })
             .collect();
-        let end = ok.last().copied().unwrap_or(r.start_ns);
+        let end = r.published.iter().filter_map(crate::metrics::pub_time).max().unwrap_or(r.start_ns);
         let points = sliding_rates(&ok, r.start_ns, end).into_iter().map(|(t, hz)| (secs(t, r.start_ns), hz)).collect();
         rate.series.push(Series { name: label.clone(), points, ..Series::default() });
         if !run.states.is_empty() {

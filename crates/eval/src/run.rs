@@ -7,6 +7,7 @@
 //! deletes the namespaces.
 
 use std::io::{BufRead, BufReader};
+use std::net::Ipv4Addr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,7 +22,7 @@ use crate::EvalError;
 use crate::implementation::{Implementation, PeerLauncher};
 use crate::peer::PeerEvent;
 use crate::scenario::{Lengths, Scenario, Setup, Severity, Timing};
-use crate::testbed::{BRIDGE_ADDR, SLOW_ADDR, Testbed};
+use crate::testbed::{BRIDGE_ADDR, CRITICAL_ADDR, PUB_ADDR, SLOW_ADDR, Testbed};
 
 /// The DDS domain of every run (the namespaces keep runs apart from anything else).
 pub const DOMAIN: u16 = 13;
@@ -156,7 +157,7 @@ fn realtime_ns() -> u64 {
 /// The bridge's config: `/scan` split into `rt/scan/critical` and `rt/scan/noncritical`, the
 /// slow subscriber known by name, the classifier on (bridge) or off (ablation). `interfaces`
 /// is where it runs: the bridge's address, or the slow namespace's for its probe responder.
-fn bridge_config(classifier: bool, interfaces: std::net::Ipv4Addr, record: &Path) -> String {
+fn bridge_config(classifier: bool, interfaces: Ipv4Addr, record: &Path) -> String {
     format!(
         "dds: {{domain_id: {DOMAIN}, interfaces: [{interfaces}]}}\n\
          topics:\n  - {{name: /scan, type: sensor_msgs/msg/LaserScan}}\n\
@@ -227,12 +228,13 @@ pub struct RunContext<'a> {
 }
 
 /// The peers' protocol arguments.
-fn sub_args(topic: &str, best_effort: bool, duration: Duration) -> Vec<String> {
+fn sub_args(topic: &str, best_effort: bool, duration: Duration, interface: Ipv4Addr) -> Vec<String> {
     let mut a = vec!["sub".into(), "--topic".into(), topic.into(), "--depth".into(), "10".into()];
     if best_effort {
         a.push("--best-effort".into());
     }
     a.extend(["--duration".into(), format!("{}", duration.as_secs() + 60), "--domain".into(), DOMAIN.to_string()]);
+    a.extend(["--interface".into(), interface.to_string()]);
     a
 }
 
@@ -259,8 +261,9 @@ pub fn run_one(
     };
     let line = |args: Vec<String>| ctx.launcher.command_line(implementation, &args);
     let mut critical =
-        Peer::spawn(&tb.critical, &line(sub_args(critical_topic, false, timing.duration))?, dir, "critical")?;
-    let mut slow = Peer::spawn(&tb.slow, &line(sub_args(slow_topic, slow_best_effort, timing.duration))?, dir, "slow")?;
+        Peer::spawn(&tb.critical, &line(sub_args(critical_topic, false, timing.duration, CRITICAL_ADDR))?, dir, "critical")?;
+    let slow_args = sub_args(slow_topic, slow_best_effort, timing.duration, SLOW_ADDR);
+    let mut slow = Peer::spawn(&tb.slow, &line(slow_args)?, dir, "slow")?;
     critical.wait_ready(ctx.stop)?;
     slow.wait_ready(ctx.stop)?;
     let mut pub_args = vec![
@@ -275,6 +278,8 @@ pub fn run_one(
         "1081".into(),
         "--domain".into(),
         DOMAIN.to_string(),
+        "--interface".into(),
+        PUB_ADDR.to_string(),
     ];
     pub_args.extend(scenario.writer(implementation).flags());
     let mut publisher = Peer::spawn(&tb.publisher, &line(pub_args)?, dir, "publisher")?;

@@ -28,25 +28,25 @@ pub struct Severity {
 impl Severity {
     /// No impairment.
     pub const CLEAN: Severity = Severity { name: "clean", loss: None, back_delay_ms: 0, back_jitter_ms: 0 };
-    /// Short, rare bursts: about 1.5 % of frames lost.
+    /// Fades of about 20 frames (every frame lost), 2 % of the time.
     pub const MILD: Severity = Severity {
         name: "mild",
-        loss: Some(GilbertElliott { p: 0.01, r: 0.4, loss_bad: 0.5, loss_good: 0.002 }),
+        loss: Some(GilbertElliott { p: 0.001, r: 0.05, loss_bad: 1.0, loss_good: 0.001 }),
         back_delay_ms: 20,
         back_jitter_ms: 10,
     };
-    /// About 5 % of frames lost, in longer bursts.
+    /// Fades of about 33 frames, 6 % of the time.
     pub const MODERATE: Severity = Severity {
         name: "moderate",
-        loss: Some(GilbertElliott { p: 0.02, r: 0.3, loss_bad: 0.7, loss_good: 0.005 }),
+        loss: Some(GilbertElliott { p: 0.002, r: 0.03, loss_bad: 1.0, loss_good: 0.001 }),
         back_delay_ms: 20,
         back_jitter_ms: 10,
     };
-    /// About 14 % of frames lost, and a way back slow enough that the probes' RTT crosses the
-    /// 50 ms demotion threshold by delay alone.
+    /// Fades of about 50 frames, 9 % of the time, and a way back slow enough that the probes'
+    /// RTT crosses the 50 ms demotion threshold by delay alone.
     pub const STRONG: Severity = Severity {
         name: "strong",
-        loss: Some(GilbertElliott { p: 0.04, r: 0.25, loss_bad: 0.9, loss_good: 0.01 }),
+        loss: Some(GilbertElliott { p: 0.002, r: 0.02, loss_bad: 1.0, loss_good: 0.001 }),
         back_delay_ms: 60,
         back_jitter_ms: 10,
     };

@@ -1,0 +1,101 @@
+//! `bauxite eval bridge --quick` end to end (root: network namespaces), with RustDDS, Cyclone DDS
+//! and ROS 2 on Fast DDS as peers, and the three checks read from its summary.json:
+//!
+//! 1. the baseline with a collapsing writer (KEEP_ALL, max_samples 10) under strong bursty loss
+//!    shows the backpressure: the publisher below 25 Hz or the critical p95 over 1 s;
+//! 2. the bridge keeps the publisher at 30 Hz and the critical p95 under 2 ms at every severity,
+//!    with every implementation;
+//! 3. the ablation's critical latency matches the bridge's (both p95 under 2 ms), while the
+//!    classifier cuts the noncritical rate to 3 Hz.
+//!
+//! Margins, so that it does not flake on a loaded 2-core machine: measured here, the collapsing
+//! baselines publish 0–15 Hz (limit 25); the bridge runs hold 30.0 Hz (limit 29: a starved
+//! timer skips a tick now and then) with critical p95 around 1–1.5 ms (limit 2 ms, the issue's
+//! own bound); the classifier's noncritical rate is at most 3 Hz by construction (its limiter) and
+//! the ablation's about 10 Hz less the fades (limit: over twice the classifier's). The severities
+//! are fades of every frame, so a run of 12 measured seconds sees several of them.
+//!
+//! Without root, or without the Python peers, it skips with a message; under `CI=true` it fails.
+
+use std::path::Path;
+use std::process::Command;
+
+use bauxite_sys::root_or_skip;
+
+mod peers;
+
+use peers::Implementation::{Cyclone, Ros2FastDds};
+
+fn run(out: &Path) -> serde_json::Value {
+    let status = Command::new(env!("CARGO_BIN_EXE_bauxite"))
+        .args(["eval", "bridge", "--quick", "--rmw", "rustdds,cyclonedds,ros2-fastdds", "--out"])
+        .arg(out)
+        .status()
+        .expect("run bauxite eval bridge");
+    assert!(status.success(), "bauxite eval bridge --quick failed: {status}");
+    let text = std::fs::read_to_string(out.join("summary.json")).expect("summary.json");
+    serde_json::from_str(&text).expect("summary.json is JSON")
+}
+
+fn f(run: &serde_json::Value, key: &str) -> f64 {
+    run[key].as_f64().unwrap_or_else(|| panic!("{key} in {run}"))
+}
+
+fn p95(run: &serde_json::Value) -> f64 {
+    run["critical_latency_ms"]["p95"].as_f64().unwrap_or_else(|| panic!("critical_latency_ms.p95 in {run}"))
+}
+
+#[test]
+fn quick_evaluation_shows_the_collapse_the_protection_and_the_ablation() {
+    if !root_or_skip("quick_evaluation_shows_the_collapse_the_protection_and_the_ablation")
+        || !peers::peers_or_skip("quick_evaluation_shows_the_collapse_the_protection_and_the_ablation", &[Cyclone, Ros2FastDds])
+    {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("bauxite-eval-test-{}", std::process::id()));
+    let summary = run(&out);
+    let runs = summary["runs"].as_array().expect("runs");
+    // The shape.
+    for r in runs {
+        for key in ["name", "implementation", "bridge", "classifier", "severity", "publisher_rate_hz"] {
+            assert!(!r[key].is_null(), "{key} missing in {r}");
+        }
+        for key in ["publisher_rate_sd_hz", "noncritical_rate_hz", "transitions"] {
+            assert!(r[key].is_number(), "{key} missing in {r}");
+        }
+        for key in ["p50", "p95", "p99"] {
+            assert!(r["critical_latency_ms"][key].is_number(), "critical_latency_ms.{key} missing in {r}");
+        }
+    }
+    let of = |name: &str, implementation: &str| {
+        runs.iter()
+            .find(|r| r["name"] == name && r["implementation"] == implementation)
+            .unwrap_or_else(|| panic!("no {name} run for {implementation}"))
+    };
+    let implementations = ["rustdds", "cyclonedds", "ros2-fastdds"];
+    for i in implementations {
+        // 1. Backpressure without the bridge.
+        let base = of("baseline-strong", i);
+        assert!(f(base, "publisher_rate_hz") < 25.0 || p95(base) > 1000.0, "{i}: no backpressure: {base}");
+        // 2. The bridge at every severity.
+        for severity in ["clean", "mild", "moderate", "strong"] {
+            let r = of(&format!("bridge-{severity}"), i);
+            assert!(f(r, "publisher_rate_hz") >= 29.0, "{i} bridge-{severity}: publisher {r}");
+            assert!(p95(r) < 2.0, "{i} bridge-{severity}: critical p95 {r}");
+        }
+        // 3. The ablation: the same critical protection, without the classifier's rate cut.
+        let (bridge, ablation) = (of("bridge-moderate", i), of("ablation-moderate", i));
+        assert!(p95(ablation) < 2.0, "{i}: ablation critical p95 {ablation}");
+        let (classified, static_split) = (f(bridge, "noncritical_rate_hz"), f(ablation, "noncritical_rate_hz"));
+        assert!(classified <= 3.5, "{i}: the classifier's noncritical rate {classified} Hz is not 3 Hz");
+        assert!(static_split > 2.0 * classified, "{i}: ablation {static_split} Hz vs classifier {classified} Hz");
+        assert!(f(bridge, "transitions") >= 1.0, "{i}: the classifier never moved the slow subscriber: {bridge}");
+    }
+    let checks = summary["checks"].as_array().expect("checks");
+    assert!(checks.iter().all(|c| c["pass"] == true), "the harness's own checks: {checks:?}");
+    for file in ["summary.md", "charts/rustdds-critical-latency.png", "charts/cyclonedds-classifier-state.svg"] {
+        assert!(out.join(file).exists(), "{file} missing");
+    }
+    assert!(out.join("cyclonedds/bridge-strong/run.mcap").exists(), "the run's recording");
+    let _ = std::fs::remove_dir_all(&out);
+}
