@@ -15,7 +15,7 @@
 //! The Python scripts are compiled into the binary and written to a temporary directory when a
 //! run needs them, so an installed `bauxite` needs no source tree.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use crate::EvalError;
@@ -140,11 +140,6 @@ impl PeerLauncher {
         let ros2_venv =
             std::env::var_os("BAUXITE_ROS2_VENV").map_or_else(|| PathBuf::from(DEFAULT_ROS2_VENV), PathBuf::from);
         Ok(Self { exe, scripts, ros2_venv })
-    }
-
-    /// Where the scripts are.
-    pub fn scripts(&self) -> &Path {
-        &self.scripts
     }
 
     /// The program and leading arguments of `implementation`'s peer.

@@ -199,9 +199,8 @@ pub fn toggle_times(switches: &[(u64, bool)], changes: &[StateChange]) -> (Optio
     let after = |at: u64, to: &str| {
         changes.iter().find(|c| c.time_ns >= at && c.to == to).map(|c| (c.time_ns - at) as f64 / 1e9)
     };
-    // Only a switch during the run (not the impairment already on at the start) has a detection time.
-    let on = switches.iter().skip_while(|(_, on)| *on).find(|(_, on)| *on).map(|(t, _)| *t);
-    let off = switches.iter().find(|(_, on)| !*on).map(|(t, _)| *t);
+    let on = switches.iter().find(|(_, on)| *on).map(|(t, _)| *t);
+    let off = switches.iter().find(|(t, impaired)| !*impaired && on.is_none_or(|o| *t > o)).map(|(t, _)| *t);
     (on.and_then(|t| after(t, "NONCRITICAL")), off.and_then(|t| after(t, "CRITICAL")))
 }
 
@@ -254,8 +253,8 @@ mod tests {
         let changes = [c(2, "CRITICAL"), c(70, "NONCRITICAL"), c(195, "CRITICAL")];
         let switches = [(60_000_000_000, true), (180_000_000_000, false)];
         assert_eq!(toggle_times(&switches, &changes), (Some(10.0), Some(15.0)));
-        // Impaired from the start: no switch on to detect.
-        assert_eq!(toggle_times(&[(0, true)], &changes).0, None);
+        // Only switched off (impaired from the start): nothing to detect, a recovery to time.
+        assert_eq!(toggle_times(&[(180_000_000_000, false)], &changes), (None, Some(15.0)));
         assert_eq!(toggle_times(&[], &changes), (None, None));
     }
 

@@ -28,25 +28,25 @@ pub struct Severity {
 impl Severity {
     /// No impairment.
     pub const CLEAN: Severity = Severity { name: "clean", loss: None, back_delay_ms: 0, back_jitter_ms: 0 };
-    /// Fades of about 20 frames (every frame lost), 2 % of the time.
+    /// Fades of about 10 frames (every frame lost) every 330 frames or so: 3 % of the time.
     pub const MILD: Severity = Severity {
         name: "mild",
-        loss: Some(GilbertElliott { p: 0.001, r: 0.05, loss_bad: 1.0, loss_good: 0.001 }),
+        loss: Some(GilbertElliott { p: 0.003, r: 0.1, loss_bad: 1.0, loss_good: 0.001 }),
         back_delay_ms: 20,
         back_jitter_ms: 10,
     };
-    /// Fades of about 33 frames, 6 % of the time.
+    /// Fades of about 25 frames every 250 frames or so: 9 % of the time.
     pub const MODERATE: Severity = Severity {
         name: "moderate",
-        loss: Some(GilbertElliott { p: 0.002, r: 0.03, loss_bad: 1.0, loss_good: 0.001 }),
+        loss: Some(GilbertElliott { p: 0.004, r: 0.04, loss_bad: 1.0, loss_good: 0.001 }),
         back_delay_ms: 20,
         back_jitter_ms: 10,
     };
-    /// Fades of about 50 frames, 9 % of the time, and a way back slow enough that the probes'
-    /// RTT crosses the 50 ms demotion threshold by delay alone.
+    /// Fades of about 50 frames every 250 frames or so: 17 % of the time; and a way back slow
+    /// enough that the probes' RTT crosses the 50 ms demotion threshold by delay alone.
     pub const STRONG: Severity = Severity {
         name: "strong",
-        loss: Some(GilbertElliott { p: 0.002, r: 0.02, loss_bad: 1.0, loss_good: 0.001 }),
+        loss: Some(GilbertElliott { p: 0.004, r: 0.02, loss_bad: 1.0, loss_good: 0.001 }),
         back_delay_ms: 60,
         back_jitter_ms: 10,
     };
@@ -277,9 +277,8 @@ mod tests {
             s.toward(1).loss.validate().unwrap();
         }
         // Only strong crosses the 50 ms demotion RTT by delay alone (its mean RTT is 60 ms + LAN).
-        assert!(
-            Severity::STRONG.back_delay_ms > 50
-                && Severity::MODERATE.back_delay_ms + Severity::MODERATE.back_jitter_ms < 50
-        );
+        let rtt_floor = |s: &Severity| s.back(1).delay.saturating_sub(s.back(1).jitter);
+        assert!(rtt_floor(&Severity::STRONG) > Duration::from_millis(49));
+        assert!(Severity::MODERATE.back(1).delay + Severity::MODERATE.back(1).jitter < Duration::from_millis(50));
     }
 }

@@ -43,7 +43,8 @@ pub struct Testbed {
     pub critical: Netns,
     /// The slow subscriber's (and its probe responder's).
     pub slow: Netns,
-    lan: Netns,
+    /// The segment's Linux bridge and the emulator.
+    _lan: Netns,
     seed: u64,
 }
 
@@ -75,7 +76,7 @@ impl Testbed {
             ..EmulatorConfig::default()
         };
         let emulator = LinkEmulator::start(&lan, Port::bridged("emu-lan"), Port::bridged("emu-slow"), config)?;
-        Ok(Self { emulator: Some(emulator), publisher, bridge, critical, slow, lan, seed })
+        Ok(Self { emulator: Some(emulator), publisher, bridge, critical, slow, _lan: lan, seed })
     }
 
     /// Switches the slow path to `severity` now, both ways.
@@ -92,11 +93,6 @@ impl Testbed {
     /// Stops the emulator and returns what it carried and lost each way.
     pub fn stop(&mut self) -> Result<Option<EmulatorReport>, EvalError> {
         Ok(self.emulator.take().map(LinkEmulator::stop).transpose()?)
-    }
-
-    /// The namespace of the link (for tests that look inside).
-    pub fn lan(&self) -> &Netns {
-        &self.lan
     }
 }
 
