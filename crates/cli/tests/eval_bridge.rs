@@ -112,3 +112,28 @@ fn quick_evaluation_shows_the_collapse_the_protection_and_the_ablation() {
     assert!(out.join("cyclonedds/bridge-strong/run.mcap").exists(), "the run's recording");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn bad_flags_are_named_and_nothing_is_created() {
+    let out = std::env::temp_dir().join(format!("bauxite-eval-bad-{}", std::process::id()));
+    for (flags, expected) in [
+        (
+            vec!["--rmw", "rustdds,opendds"],
+            "--rmw: no implementation `opendds` (known: rustdds, cyclonedds, ros2-fastdds)",
+        ),
+        (vec!["--rmw", "rustdds,rustdds"], "--rmw: `rustdds` is named twice"),
+        (vec!["--scenario", "bridge-awful"], "--scenario: no scenario `bridge-awful`"),
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_bauxite"))
+            .args(["eval", "bridge"])
+            .args(&flags)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .expect("run bauxite");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{flags:?} was accepted");
+        assert!(stderr.contains(expected), "{flags:?}: {stderr}");
+        assert!(!out.exists(), "{flags:?} created {}", out.display());
+    }
+}
