@@ -66,7 +66,7 @@ pub struct RunMetrics {
     pub noncritical_latency_ms: Percentiles,
     /// Classifier state changes over the whole run.
     pub transitions: usize,
-    /// Toggle: seconds from impairment on to the demotion.
+    /// Seconds from impairment on to the demotion (every impaired run).
     pub detect_s: Option<f64>,
     /// Toggle: seconds from impairment off to the promotion.
     pub recover_s: Option<f64>,

@@ -195,8 +195,9 @@ pub fn markdown(summary: &Summary) -> String {
     let mut s = String::from("# `bauxite eval bridge`: seed 004's evaluation\n\n");
     let _ = writeln!(
         s,
-        "Runs of {} s impaired, {} s clean, toggle {}/{}/{} s; figures after the first {} s. Publisher: LaserScan (1081 ranges) at 30 Hz.\n",
+        "Runs of {} s impaired (from {} s on), {} s clean, toggle {}/{}/{} s; figures after the first {} s. Publisher: LaserScan (1081 ranges) at 30 Hz.\n",
         summary.lengths.impaired.as_secs(),
+        summary.lengths.discovery.as_secs(),
         summary.lengths.clean.as_secs(),
         summary.lengths.toggle.0.as_secs(),
         summary.lengths.toggle.1.as_secs(),
@@ -293,8 +294,7 @@ pub fn write_recording(record: &RunRecord, path: &Path) -> Result<(), EvalError>
     let critical: Channel<Reception> = rec.channel("/bauxite/eval/critical").map_err(record_err)?;
     let slow: Channel<Reception> = rec.channel("/bauxite/eval/noncritical").map_err(record_err)?;
     let link: Channel<Impairment> = rec.channel("/bauxite/eval/impairment").map_err(record_err)?;
-    let initially = record.timing.impaired_from == Some(std::time::Duration::ZERO);
-    for (at, impaired) in std::iter::once((record.start_ns, initially)).chain(record.switches.iter().copied()) {
+    for (at, impaired) in std::iter::once((record.start_ns, false)).chain(record.switches.iter().copied()) {
         let severity = if impaired { record.scenario.severity.name } else { "clean" }.to_string();
         rec.write(link, at, &Impairment { impaired, severity }).map_err(record_err)?;
     }

@@ -63,8 +63,8 @@ pub struct RunRecord {
     pub critical: Vec<PeerEvent>,
     /// The slow (noncritical) subscriber's samples.
     pub slow: Vec<PeerEvent>,
-    /// CLOCK_REALTIME of each switch of the impairment during the run: (time, impaired after
-    /// it). The state at the start is the scenario's (`timing.impaired_from == Some(0)`).
+    /// CLOCK_REALTIME of each switch of the impairment: (time, impaired after it); every run
+    /// starts clean.
     pub switches: Vec<(u64, bool)>,
     /// The bridge's MCAP recording, when a bridge ran.
     pub bridge_recording: Option<PathBuf>,
@@ -259,9 +259,9 @@ pub fn run_one(
 ) -> Result<RunRecord, EvalError> {
     std::fs::create_dir_all(dir).map_err(EvalError::io(format!("creating {}", dir.display())))?;
     let timing = scenario.timing(ctx.lengths);
-    let initial = if timing.impaired_from == Some(Duration::ZERO) { scenario.severity } else { Severity::CLEAN };
     let seed = scenario.name.bytes().fold(0x004u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
-    let mut tb = Testbed::create(&initial, seed)?;
+    // Clean until the run's timing switches the impairment on (after discovery).
+    let mut tb = Testbed::create(&Severity::CLEAN, seed)?;
     let bridge = match scenario.setup {
         Setup::Baseline => None,
         Setup::Bridge => Some(start_bridge(ctx.exe, &tb, true, dir)?),
@@ -330,7 +330,7 @@ pub fn run_one(
 }
 
 /// Waits for the publisher to finish, switching the impairment on and off at the toggle's
-/// times; returns the switches (the state at the start is not one).
+/// times; returns the switches.
 fn drive(
     tb: &Testbed,
     scenario: &Scenario,
@@ -340,7 +340,7 @@ fn drive(
 ) -> Result<Vec<(u64, bool)>, EvalError> {
     let started = Instant::now();
     let mut switches = Vec::new();
-    let mut now_on = timing.impaired_from == Some(Duration::ZERO);
+    let mut now_on = false;
     // A publisher that outlives its duration by this much is hung.
     let deadline = timing.duration + Duration::from_secs(30);
     while !publisher.exited() {

@@ -191,7 +191,7 @@ impl Scenario {
         } else if self.severity.loss.is_none() {
             Timing { duration: lengths.clean, impaired_from: None, impaired_until: None }
         } else {
-            Timing { duration: lengths.impaired, impaired_from: Some(Duration::ZERO), impaired_until: None }
+            Timing { duration: lengths.impaired, impaired_from: Some(lengths.discovery), impaired_until: None }
         }
     }
 }
@@ -205,9 +205,14 @@ pub struct Lengths {
     pub clean: Duration,
     /// A toggle run: clean, impaired, clean.
     pub toggle: (Duration, Duration, Duration),
-    /// Figures start this long after the publisher's first sample: discovery, and the
-    /// classifier's first verdict (its 10 s window needs 2 s of probes and three evaluations).
+    /// Figures start this long after the publisher's first sample: discovery, the impairment's
+    /// start, and the classifier's first verdict (its 10 s window needs 2 s of probes and three
+    /// evaluations: about 6 s).
     pub settle: Duration,
+    /// An impaired run is clean for this long after the publisher starts, so discovery is over
+    /// before the fades begin, as when the paper's harness impaired running containers (over a
+    /// faded link, Fast DDS's discovery once took a whole quick run: 0.3 Hz received).
+    pub discovery: Duration,
 }
 
 impl Lengths {
@@ -217,14 +222,16 @@ impl Lengths {
         clean: Duration::from_secs(120),
         toggle: (Duration::from_secs(60), Duration::from_secs(120), Duration::from_secs(60)),
         settle: Duration::from_secs(15),
+        discovery: Duration::from_secs(3),
     };
     /// `--quick`: long enough for the classifier to demote (about 6 s after the impairment
-    /// starts) and for 12 s of figures after the settling time.
+    /// starts at 3 s) and for 12 s of figures after the settling time.
     pub const QUICK: Lengths = Lengths {
-        impaired: Duration::from_secs(20),
+        impaired: Duration::from_secs(22),
         clean: Duration::from_secs(15),
         toggle: (Duration::from_secs(10), Duration::from_secs(20), Duration::from_secs(25)),
-        settle: Duration::from_secs(8),
+        settle: Duration::from_secs(10),
+        discovery: Duration::from_secs(3),
     };
 }
 
