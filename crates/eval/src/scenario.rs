@@ -35,10 +35,12 @@ impl Severity {
         back_delay_ms: 20,
         back_jitter_ms: 10,
     };
-    /// Fades of about 25 frames every 250 frames or so: 9 % of the time.
+    /// Fades of about 10 frames every 100 frames or so: 9 % of the time. Frequent enough that
+    /// the classifier's 10 s probe window always holds a loss even on the bridge's quiet path
+    /// to the slow subscriber (fades every 250 frames let it promote between them).
     pub const MODERATE: Severity = Severity {
         name: "moderate",
-        loss: Some(GilbertElliott { p: 0.004, r: 0.04, loss_bad: 1.0, loss_good: 0.001 }),
+        loss: Some(GilbertElliott { p: 0.01, r: 0.1, loss_bad: 1.0, loss_good: 0.001 }),
         back_delay_ms: 20,
         back_jitter_ms: 10,
     };
