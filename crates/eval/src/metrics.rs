@@ -62,6 +62,9 @@ pub struct RunMetrics {
     pub critical_lost: usize,
     /// What the slow (noncritical) subscriber received per second.
     pub noncritical_rate_hz: f64,
+    /// What the bridge wrote on the noncritical path per second (its own reports): the
+    /// classifier's rate limit, before the slow path's losses.
+    pub noncritical_forwarded_hz: Option<f64>,
     /// Its latency.
     pub noncritical_latency_ms: Percentiles,
     /// Classifier state changes over the whole run.
@@ -139,8 +142,9 @@ fn mean_sd(values: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
-/// Computes a run's metrics; `changes` are the slow subscriber's classifier transitions.
-pub fn measure(record: &RunRecord, settle_ns: u64, changes: &[StateChange]) -> RunMetrics {
+/// Computes a run's metrics; `changes` are the slow subscriber's classifier transitions and
+/// `forwarded` the bridge's noncritical rate over the span ([`forwarded_noncritical_hz`]).
+pub fn measure(record: &RunRecord, settle_ns: u64, changes: &[StateChange], forwarded: Option<f64>) -> RunMetrics {
     let (from, to) = span(record, settle_ns);
     let secs = ((to - from) as f64 / 1e9).max(1e-9);
     let in_span = |t: u64| t >= from && t <= to;
@@ -182,6 +186,7 @@ pub fn measure(record: &RunRecord, settle_ns: u64, changes: &[StateChange]) -> R
         critical_latency_ms: percentiles_ms(&mut critical_ns),
         critical_lost,
         noncritical_rate_hz: slow_ns.len() as f64 / secs,
+        noncritical_forwarded_hz: forwarded,
         noncritical_latency_ms: percentiles_ms(&mut slow_ns),
         transitions: changes.len(),
         detect_s,
@@ -202,6 +207,17 @@ pub fn toggle_times(switches: &[(u64, bool)], changes: &[StateChange]) -> (Optio
     let on = switches.iter().find(|(_, on)| *on).map(|(t, _)| *t);
     let off = switches.iter().find(|(t, impaired)| !*impaired && on.is_none_or(|o| *t > o)).map(|(t, _)| *t);
     (on.and_then(|t| after(t, "NONCRITICAL")), off.and_then(|t| after(t, "CRITICAL")))
+}
+
+/// The mean of the bridge's per-second noncritical rates (`/bauxite/bridge/paths`) reported
+/// within `[from, to]` (CLOCK_REALTIME ns); `None` without reports.
+pub fn forwarded_noncritical_hz(recording: &bauxite_telemetry::Recording, from: u64, to: u64) -> Option<f64> {
+    let rates: Vec<f64> = recording
+        .on("/bauxite/bridge/paths")
+        .filter(|m| m.time_ns >= from && m.time_ns <= to)
+        .filter_map(|m| m.value["noncritical"]["rate_hz"].as_f64())
+        .collect();
+    (!rates.is_empty()).then(|| rates.iter().sum::<f64>() / rates.len() as f64)
 }
 
 /// The slow subscriber's classifier transitions and its state at each evaluation, from the

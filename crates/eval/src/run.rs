@@ -177,7 +177,7 @@ fn bridge_config(classifier: bool, interfaces: Ipv4Addr, record: &Path) -> Strin
          subscribers:\n  - {{name: slow, topics: [/scan]}}\n\
          classifier: {{enabled: {classifier}}}\n\
          diagnostics: {{enabled: false}}\n\
-         telemetry: {{status_every: 5s, record: {}}}\n",
+         telemetry: {{status_every: 1s, record: {}}}\n",
         record.display()
     )
 }

@@ -44,11 +44,11 @@ impl Severity {
         back_delay_ms: 20,
         back_jitter_ms: 10,
     };
-    /// Fades of about 50 frames every 250 frames or so: 17 % of the time; and a way back slow
+    /// Fades of about 50 frames every 170 frames or so: 23 % of the time; and a way back slow
     /// enough that the probes' RTT crosses the 50 ms demotion threshold by delay alone.
     pub const STRONG: Severity = Severity {
         name: "strong",
-        loss: Some(GilbertElliott { p: 0.004, r: 0.02, loss_bad: 1.0, loss_good: 0.001 }),
+        loss: Some(GilbertElliott { p: 0.006, r: 0.02, loss_bad: 1.0, loss_good: 0.001 }),
         back_delay_ms: 60,
         back_jitter_ms: 10,
     };
