@@ -115,11 +115,16 @@ pub fn evaluate(options: &EvalOptions, mut progress: impl FnMut(usize, usize, &s
             progress(rows.len(), total, &label);
             let dir = options.out.join(implementation.name()).join(&scenario.name);
             let record = run::run_one(&ctx, scenario, *implementation, &dir)?;
-            let (changes, states) = match &record.bridge_recording {
-                Some(path) if path.exists() => metrics::classifier_history(&bauxite_telemetry::read(path)?, "slow"),
-                _ => (Vec::new(), Vec::new()),
+            let (changes, states, forwarded) = match &record.bridge_recording {
+                Some(path) if path.exists() => {
+                    let recording = bauxite_telemetry::read(path)?;
+                    let (from, to) = metrics::span(&record, settle_ns);
+                    let (changes, states) = metrics::classifier_history(&recording, "slow");
+                    (changes, states, metrics::forwarded_noncritical_hz(&recording, from, to))
+                }
+                _ => (Vec::new(), Vec::new(), None),
             };
-            let m = metrics::measure(&record, settle_ns, &changes);
+            let m = metrics::measure(&record, settle_ns, &changes, forwarded);
             report::write_recording(&record, &dir.join("run.mcap"))?;
             if let Some(path) = &record.bridge_recording {
                 let _ = std::fs::remove_file(path);
