@@ -226,13 +226,13 @@ impl Lengths {
         settle: Duration::from_secs(15),
         discovery: Duration::from_secs(3),
     };
-    /// `--quick`: long enough for the classifier to demote (about 6 s after the impairment
-    /// starts at 3 s) and for 12 s of figures after the settling time.
+    /// `--quick`: long enough for the classifier to demote (4–7.5 s after the impairment
+    /// starts at 3 s, measured) and for 12 s of figures after the settling time.
     pub const QUICK: Lengths = Lengths {
-        impaired: Duration::from_secs(22),
+        impaired: Duration::from_secs(25),
         clean: Duration::from_secs(15),
         toggle: (Duration::from_secs(10), Duration::from_secs(20), Duration::from_secs(25)),
-        settle: Duration::from_secs(10),
+        settle: Duration::from_secs(13),
         discovery: Duration::from_secs(3),
     };
 }
