@@ -22,6 +22,18 @@ pub enum SimCommand {
     /// The robot's lanes, the shaper's control laws and a (trace-driven) link in
     /// simulated time: both demo phases, the demo's figures and charts.
     Robot(RobotArgs),
+    /// Compare `bauxite demo --link` runs with `sim robot` runs of the same links,
+    /// with issue 12's tolerances: one table row per phase and link.
+    Agree(AgreeArgs),
+}
+
+/// `bauxite sim agree`.
+#[derive(Args, Debug)]
+pub struct AgreeArgs {
+    /// Pairs of output directories: a demo's, then the simulator's of the same link
+    /// (`DEMO SIM [DEMO SIM ...]`), each holding its `summary.json`.
+    #[arg(required = true, num_args = 2.., value_name = "DEMO SIM")]
+    dirs: Vec<PathBuf>,
 }
 
 /// `bauxite sim robot`.
@@ -257,6 +269,7 @@ pub fn run(command: SimCommand) -> Result<()> {
     let (study, out) = match command {
         SimCommand::Robot(args) => return robot(&args),
         SimCommand::Merge(args) => return merge(&args),
+        SimCommand::Agree(args) => return agree(&args),
         SimCommand::Run(args) => {
             let mut base = ScenarioConfig {
                 scheduler: args.scheduler.parse::<Scheduler>()?,
@@ -365,6 +378,24 @@ fn merge(args: &MergeArgs) -> Result<()> {
     bauxite_sim::charts::write(&args.out, &bauxite_sim::series::chart_data(&result))?;
     print!("{}", bauxite_sim::output::summary_md(&result));
     eprintln!("bauxite sim: {} shards merged into {}", args.dirs.len(), args.out.display());
+    Ok(())
+}
+
+/// `bauxite sim agree`: reads every pair before printing anything.
+fn agree(args: &AgreeArgs) -> Result<()> {
+    use bauxite_sim::robot::agree::{AGREEMENT_HEADER, agreement_md, check_same_link, link_label, read_summary};
+    if !args.dirs.len().is_multiple_of(2) {
+        anyhow::bail!("{} directories given: they come in pairs, a demo's then the simulator's", args.dirs.len());
+    }
+    let mut rows = String::new();
+    for pair in args.dirs.chunks(2) {
+        let demo = read_summary(&pair[0].join("summary.json"))?;
+        let sim = read_summary(&pair[1].join("summary.json"))?;
+        check_same_link(&demo, &sim)
+            .map_err(|e| anyhow::anyhow!("{} and {}: {e}", pair[0].display(), pair[1].display()))?;
+        rows += &agreement_md(&link_label(&demo), &demo, &sim);
+    }
+    print!("{AGREEMENT_HEADER}{rows}");
     Ok(())
 }
 

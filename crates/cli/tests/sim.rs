@@ -234,3 +234,49 @@ fn sim_robot_sweeps_an_auto_rate_key_over_links_into_a_frontier() {
     }
     std::fs::remove_dir_all(&out).ok();
 }
+
+#[test]
+fn sim_agree_compares_runs_of_one_link_and_refuses_anything_else() {
+    let out = out_dir("agree");
+    let _ = std::fs::remove_dir_all(&out);
+    let dir = |name: &str| out.join(name).to_str().unwrap().to_string();
+    let (auto, known, other_link) = (dir("auto"), dir("known"), dir("other-link"));
+    for args in [
+        &["--seeds", "3", "--duration", "8", "--out", &auto][..],
+        &["--seeds", "3", "--duration", "8", "--rate", "1.5mbit", "--out", &known][..],
+        &["--seeds", "1", "--duration", "8", "--link", "rate=2mbit", "--out", &other_link][..],
+    ] {
+        let run = bauxite(&[&["sim", "robot"][..], args].concat());
+        assert!(run.status.success(), "{args:?}: {}", String::from_utf8_lossy(&run.stderr));
+    }
+    let agree = |dirs: &[&str]| bauxite(&[&["sim", "agree"][..], dirs].concat());
+
+    // A run agrees with itself; a shaper told the rate protects at once, auto-rate
+    // about 0.25 s after the drop: far beyond 50 ms.
+    let same = agree(&[&auto, &auto, &auto, &known]);
+    assert!(same.status.success(), "{}", String::from_utf8_lossy(&same.stderr));
+    let table = String::from_utf8_lossy(&same.stdout);
+    let rows: Vec<&str> = table.lines().filter(|l| l.contains("| Bauxite |")).collect();
+    assert_eq!(rows.len(), 2, "{table}");
+    assert!(rows[0].ends_with("excess yes, video yes, protect yes |"), "{table}");
+    assert!(rows[1].contains("protect no"), "{table}");
+
+    std::fs::write(out.join("corrupt.json"), "{\"runs\": [").unwrap();
+    std::fs::create_dir_all(out.join("corrupt")).unwrap();
+    std::fs::rename(out.join("corrupt.json"), out.join("corrupt/summary.json")).unwrap();
+    let (corrupt, missing) = (dir("corrupt"), dir("missing"));
+    let (auto, other_link) = (auto.as_str(), other_link.as_str());
+    for (dirs, says) in [
+        (&[auto][..], "required"),
+        (&[auto, auto, auto][..], "3 directories given: they come in pairs"),
+        (&[auto, &missing][..], "missing/summary.json"),
+        (&[&corrupt, auto][..], "corrupt/summary.json: not a summary.json"),
+        (&[auto, other_link][..], "is not the simulator's (rate=2mbit"),
+    ] {
+        let run = agree(dirs);
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(!run.status.success() && stderr.contains(says), "{dirs:?}: {stderr}");
+        assert!(run.stdout.is_empty(), "{dirs:?}: nothing printed");
+    }
+    std::fs::remove_dir_all(&out).ok();
+}

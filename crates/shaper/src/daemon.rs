@@ -400,7 +400,6 @@ struct ControlLoop<'a> {
     link_rate: BitRate,
     rate: BitRate,
     started: Instant,
-    loop_start_ns: u64,
     last_status: Instant,
     written_probs: Vec<u32>,
     /// The tree's classes are missing (someone removed them): said once per episode.
@@ -428,6 +427,7 @@ impl<'a> ControlLoop<'a> {
                     prober,
                     samples: rx,
                     last_answer: Instant::now(),
+                    clock_origin_ns: monotonic_ns(),
                 })
             }
             None => None,
@@ -445,7 +445,6 @@ impl<'a> ControlLoop<'a> {
             link_rate,
             rate,
             started: Instant::now(),
-            loop_start_ns: monotonic_ns(),
             last_status: Instant::now() - STATUS_INTERVAL,
             written_probs: vec![0u32; profile.lanes.len()],
             missing_classes: false,
@@ -637,19 +636,17 @@ impl<'a> ControlLoop<'a> {
     /// `read_ns` (so the bytes sent before it are those counters), if one is due.
     fn send_probe_if_due(&mut self, read_ns: u64) {
         let Some(auto) = self.auto.as_mut() else { return };
-        if auto.controller.probe_due(Duration::from_nanos(read_ns.saturating_sub(self.loop_start_ns))) {
+        if auto.controller.probe_due(auto.controller_time(read_ns)) {
             auto.prober.send(read_ns);
         }
     }
 
     /// With `rate: auto`, the new link-rate estimate, if the probes changed it: the
     /// controller gets the bytes the lanes had sent at `read_ns` (when the probe of
-    /// this poll left), every answer, then the time (its clock is the monotonic one,
-    /// from the loop's start, for answers and polls alike).
+    /// this poll left), every answer, then the time ([`AutoRate::controller_time`]).
     fn follow_link_rate(&mut self, sent_bytes: u64, read_ns: u64) -> Option<BitRate> {
         let auto = self.auto.as_mut()?;
-        let since_start = |ns: u64| Duration::from_nanos(ns.saturating_sub(self.loop_start_ns));
-        let now = since_start(read_ns);
+        let now = auto.controller_time(read_ns);
         auto.controller.on_sent(now, sent_bytes);
         let mut new_rate = None;
         while let Ok(sample) = auto.samples.try_recv() {
@@ -657,7 +654,7 @@ impl<'a> ControlLoop<'a> {
             if let Some(histogram) = &self.pre.probe_rtt {
                 histogram.observe(sample.rtt.as_secs_f64());
             }
-            let received = since_start(sample.received_ns);
+            let received = auto.controller_time(sample.received_ns);
             new_rate = auto.controller.on_answer(received.saturating_sub(sample.rtt), received).or(new_rate);
             tracing::debug!(
                 t_ms = received.as_millis() as u64,
@@ -739,6 +736,16 @@ struct AutoRate {
     prober: ProbeSender,
     samples: Receiver<RttSample>,
     last_answer: Instant,
+    /// The controller's clock starts here (`CLOCK_MONOTONIC` ns), for polls and
+    /// answers alike: the prober stamps answers on that clock.
+    clock_origin_ns: u64,
+}
+
+impl AutoRate {
+    /// A `CLOCK_MONOTONIC` time on the controller's clock.
+    fn controller_time(&self, monotonic_ns: u64) -> Duration {
+        Duration::from_nanos(monotonic_ns.saturating_sub(self.clock_origin_ns))
+    }
 }
 
 /// Puts the auto-rate probes in the most urgent lane, ahead of every other rule, so

@@ -37,6 +37,22 @@ pub enum SimError {
         /// The parse error, with its line and column.
         source: serde_json::Error,
     },
+    /// An input file that is not a readable regular file of a sane size.
+    #[error("{}", path.display())]
+    Input {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why it was not read.
+        source: bauxite_core::config::FileReadError,
+    },
+    /// A `summary.json` that is not one of `bauxite demo` or `bauxite sim robot`.
+    #[error("{}: not a summary.json of `bauxite demo --link` or `bauxite sim robot`", path.display())]
+    SummaryJson {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The parse error, with its line and column.
+        source: serde_json::Error,
+    },
     /// Shards that do not make one study.
     #[error("{}: {message}", path.display())]
     Merge {

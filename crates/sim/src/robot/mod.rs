@@ -24,6 +24,7 @@
 //! Nothing reads a clock: the same configuration and seed give the same
 //! [`RobotSummary`], byte for byte.
 
+pub mod agree;
 pub mod egress;
 pub mod metrics;
 pub mod output;
