@@ -27,8 +27,6 @@ const UDP_HEADER: u32 = 28;
 const PROBE_LEN: u32 = 16 + UDP_HEADER;
 // The largest packet (the video's full segments) is the link's full packet.
 const _: () = assert!(tcp::MSS + tcp::HEADER == bauxite_core::figures::FULL_PACKET_BYTES);
-/// The video's packets its socket keeps in the shaper's lane at most ([`World::held_by_small_queues`]).
-const SMALL_QUEUE_PACKETS: usize = 2;
 /// How long the network may drain after the senders stop: later arrivals are losses.
 pub const DRAIN: Duration = Duration::from_secs(2);
 /// The width of the time series' bins.
@@ -105,6 +103,10 @@ struct World<'a> {
     video_lane: usize,
     stream_offsets: Vec<u64>,
     video_offset: u64,
+    /// The control loop's first poll: the daemon starts at no particular time
+    /// relative to the link's changes, so its polls (and probes) fall anywhere in a
+    /// poll interval of a drop.
+    poll_offset: u64,
     return_ns: u64,
     outcomes: Vec<Outcome>,
     trace: PhaseTrace,
@@ -146,6 +148,8 @@ impl<'a> World<'a> {
             trace.link_rate.push((0, link_rate.bps()));
             shaper
         });
+        // Drawn last, so that every other draw of the seed is what it was before.
+        let poll_offset = rng.below(duration_ns(profile.profile().congestion.poll_interval).max(1));
         Self {
             config,
             now: 0,
@@ -166,6 +170,7 @@ impl<'a> World<'a> {
             video_lane: profile.lane_of(&PacketKey::tcp(40_001, workload.video_port)),
             stream_offsets,
             video_offset,
+            poll_offset,
             return_ns: duration_ns(config.link.delay),
             outcomes: Vec::new(),
             trace,
@@ -186,7 +191,7 @@ impl<'a> World<'a> {
             self.schedule(duration_ns(*at), Ev::Step(i as u32));
         }
         if self.shaper.is_some() {
-            self.schedule(0, Ev::Poll);
+            self.schedule(self.poll_offset, Ev::Poll);
         }
     }
 
@@ -282,7 +287,7 @@ impl<'a> World<'a> {
             return;
         }
         let bytes = video.frame_size(n) as u32;
-        self.sender.write(u64::from(bytes));
+        self.sender.write(u64::from(bytes), self.now);
         let end = self.sender.written();
         self.frames.push_back(PendingFrame { end, capture_ns: self.now, bytes });
         self.pump_tcp();
@@ -317,14 +322,18 @@ impl<'a> World<'a> {
         }
     }
 
-    /// Linux's TCP small queues: a socket keeps at most about two full-size packets in
-    /// the qdisc under it (twice a packet's `truesize`; 1 ms of its pacing rate is less
-    /// at these rates), and the rest waits in the socket until one leaves. So the
-    /// video's lane in the shaper holds a packet or two, its backlog stays in the
-    /// socket where the encoder sees it, and the shaper's early drop never has a
-    /// queue to act on (the namespaces' shaper drops no video packet).
+    /// Linux's TCP small queues: a socket keeps at most its limit in the qdisc under it
+    /// ([`tcp::Sender::small_queue_limit_bytes`]) and the rest waits in the socket until
+    /// one leaves. On a congested link that is two full-size packets: the video's lane
+    /// in the shaper holds a packet or two, its backlog stays in the socket where the
+    /// encoder sees it, and the shaper's early drop never has a queue to act on (the
+    /// namespaces' shaper drops no video packet). On a fast, near link it is a whole
+    /// frame: the frame enters the lane at once, and the window grows to hold it.
     fn held_by_small_queues(&self) -> bool {
-        self.shaper.as_ref().is_some_and(|s| s.egress.queued_packets(self.video_lane) >= SMALL_QUEUE_PACKETS)
+        let limit = self.sender.small_queue_limit_bytes();
+        self.shaper
+            .as_ref()
+            .is_some_and(|s| (s.egress.queued_packets(self.video_lane) as f64) * f64::from(tcp::TRUESIZE) >= limit)
     }
 
     /// A rate probe, sent at a poll when the controller says one is due (as the daemon does).
