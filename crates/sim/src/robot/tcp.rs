@@ -31,8 +31,8 @@
 //! as in the namespaces (critical latency peaks at 113–147 ms after the step drop in
 //! the simulator, 150–164 ms in the namespaces; 247 ms with a window that always grew).
 //!
-//! **Left out**: HyStart's early exit from slow start, the window's decay and restart
-//! after idle (the video never idles for a timeout), delayed ACKs, Nagle, TSO/GSO
+//! **Left out**: HyStart's early exit from slow start, the restart from the initial
+//! window after idle (the video never idles for a timeout), delayed ACKs, Nagle, TSO/GSO
 //! bursts, pacing, receive windows and the timestamps option (its bytes are in the
 //! 52-byte header).
 
@@ -115,7 +115,7 @@ struct Undo {
 /// it, not the hundreds of packets an always-growing window would have.
 #[derive(Clone, Copy, Debug, Default)]
 struct WindowUsage {
-    /// The window stopped the sending, with data waiting, during this window of data.
+    /// The packets in flight filled the window during this window of data.
     cwnd_limited: bool,
     /// The most packets in flight during this window of data.
     max_packets_out: usize,
@@ -327,9 +327,8 @@ impl Sender {
     /// After each send, and each write the window holds back: notes whether the
     /// window is full, and the packets in flight, for the current window of data
     /// (Linux's `tcp_cwnd_validate` after each transmit attempt that sent or was
-    /// held by the window).
-    /// Then, as Linux does there, halves a window left unused for a timeout
-    /// ([`UnusedWindow`]).
+    /// held by the window); then, as Linux does there, halves a window left unused
+    /// for a timeout ([`UnusedWindow`]).
     fn note_window_usage(&mut self, now_ns: u64, sent: bool) {
         let packets_out = self.in_flight.len();
         // As `tcp_write_xmit` judges it: the packets in flight fill the window, data
@@ -364,7 +363,7 @@ impl Sender {
     /// it there only when the window filled too, but modelled so, the standard stack
     /// on the Verizon trace filled the modem less than the namespaces' (critical excess
     /// p95 659 against 855 ms, 20 seeds against 10 trials) while without it both agree
-    /// (856 against 855 ms); what the model misses there is not found yet.
+    /// (858 against 855 ms); what the model misses there is not found yet.
     fn is_cwnd_limited(&self) -> bool {
         let slow_start = self.cwnd < self.ssthresh;
         !slow_start || self.usage.cwnd_limited || self.cwnd < 2.0 * self.usage.max_packets_out as f64
