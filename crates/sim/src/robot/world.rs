@@ -178,6 +178,7 @@ impl<'a> World<'a> {
     }
 
     fn schedule(&mut self, at: u64, ev: Ev) {
+        debug_assert!(at >= self.now, "{ev:?} scheduled at {at} ns, before now ({} ns)", self.now);
         self.seq += 1;
         self.heap.push(Reverse((at, self.seq, ev)));
     }
@@ -314,7 +315,9 @@ impl<'a> World<'a> {
                 self.enter_link(slot);
             }
         }
-        if let Some(at) = self.sender.timeout_at()
+        // A timer already due (the timeout shrank with a new RTT sample) fires now:
+        // an event in the past would run the world backwards.
+        if let Some(at) = self.sender.timeout_at().map(|at| at.max(self.now))
             && self.rto_armed.is_none_or(|armed| at < armed)
         {
             self.rto_armed = Some(at);
