@@ -209,36 +209,37 @@ impl BenchReport {
         for c in &self.capacity {
             let _ = writeln!(
                 s,
-                "\n{} B steps (target → delivered samples/s, loss; repair in the bench's process: NACK_FRAGs to the publisher / fragments it resent / samples it resent / NACK_FRAGs from the subscriber):\n\n| target | through the bridge | loss | bridge CPU | repair | direct | loss | repair |\n|---:|---:|---:|---:|---:|---:|---:|---:|",
+                "\n{} B steps (target → delivered samples/s, loss; repair in the bench's process: NACK_FRAGs to the publisher / fragments it resent / samples it resent / NACK_FRAGs from the subscriber; datagrams the kernel dropped at full receive buffers: the bridge's sockets / the bench's, and the bridge's by port):\n\n| target | through the bridge | loss | bridge CPU | repair | socket drops | direct | loss | repair | socket drops |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
                 c.size_bytes
             );
             for i in 0..c.through.len().max(c.direct.len()) {
                 let (t, d) = (c.through.get(i), c.direct.get(i));
                 let target = t.or(d).map_or(0.0, |x| x.target_per_s);
-                let cell = |x: Option<&Step>| {
-                    x.map_or("– | – | –".to_string(), |x| {
-                        let r = x.repair;
-                        format!(
-                            "{:.0} | {:.1} % | {} / {} / {} / {}",
-                            x.delivered_per_s,
-                            x.loss_pct,
-                            r.nackfrags_received,
-                            r.frags_resent,
-                            r.samples_resent,
-                            r.nackfrags_sent
-                        )
-                    })
-                };
                 let cpu = t.and_then(|x| x.bridge_cpu_pct).map_or("–".into(), |c| format!("{c:.0} %"));
-                let (tc, dc) = (cell(t), cell(d));
-                let mut through = tc.splitn(3, " | ");
-                let (t_rate, t_loss, t_repair) =
-                    (through.next().unwrap_or("–"), through.next().unwrap_or("–"), through.next().unwrap_or("–"));
-                let _ = writeln!(s, "| {target:.0} | {t_rate} | {t_loss} | {cpu} | {t_repair} | {dc} |");
+                let [t_rate, t_loss, t_repair, t_drops] = step_cells(t);
+                let direct = step_cells(d).join(" | ");
+                let _ =
+                    writeln!(s, "| {target:.0} | {t_rate} | {t_loss} | {cpu} | {t_repair} | {t_drops} | {direct} |");
             }
         }
         s
     }
+}
+
+/// One sweep step's cells: delivered rate, loss, repair counters, socket drops (`–` each
+/// where the other sweep went further).
+fn step_cells(step: Option<&Step>) -> [String; 4] {
+    let Some(x) = step else { return std::array::from_fn(|_| "–".to_string()) };
+    let r = x.repair;
+    let d = &x.socket_drops;
+    let by_port: Vec<String> = d.bridge_by_port.iter().map(|(port, n)| format!("{port}: {n}")).collect();
+    let by_port = if by_port.is_empty() { String::new() } else { format!(" ({})", by_port.join(", ")) };
+    [
+        format!("{:.0}", x.delivered_per_s),
+        format!("{:.1} %", x.loss_pct),
+        format!("{} / {} / {} / {}", r.nackfrags_received, r.frags_resent, r.samples_resent, r.nackfrags_sent),
+        format!("{}{by_port} / {}", d.bridge, d.bench),
+    ]
 }
 
 /// 1081 float32 ranges and intensities plus header fields: a LaserScan from a 270° lidar.
@@ -587,6 +588,61 @@ pub struct Step {
     /// Reliable repair in this (the bench's) process over the step: the publisher's writer
     /// and the subscriber's reader.
     pub repair: Repair,
+    /// Datagrams the kernel dropped at the receiving sockets over the step.
+    pub socket_drops: SocketDrops,
+}
+
+/// Datagrams the kernel dropped on their way into a socket over one step, from the `drops`
+/// column of `/proc/<pid>/net/udp` for each process's own sockets
+/// ([`bauxite_sys::udp_sockets`]): on loopback nearly always a full receive buffer
+/// (`SO_RCVBUF`), a loss no DDS counter sees and that only reliable repair makes good.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SocketDrops {
+    /// At the bridge process's sockets (all three of its participants).
+    pub bridge: u64,
+    /// At this (the bench's) process's sockets: the publisher's and the subscriber's.
+    pub bench: u64,
+    /// The bridge's drops by local port, where any (RTPS: a participant with id `p` in
+    /// domain `d` receives user traffic on 7411 + 250 d + 2 p; the bridge logs its
+    /// participants' ids at start).
+    pub bridge_by_port: Vec<(u16, u64)>,
+}
+
+/// Each local port's `drops` of process `pid`'s UDP sockets so far.
+fn drops_by_port(pid: u32) -> Result<std::collections::BTreeMap<u16, u64>, BridgeError> {
+    let sockets = bauxite_sys::udp_sockets(pid)
+        .map_err(|e| BridgeError::Bench(format!("reading the UDP sockets of process {pid}: {e}")))?;
+    let mut ports = std::collections::BTreeMap::new();
+    for s in sockets {
+        *ports.entry(s.local.port()).or_insert(0) += s.drops;
+    }
+    Ok(ports)
+}
+
+/// [`drops_by_port`] of the bridge, then of this process.
+type DropsSnapshot = (std::collections::BTreeMap<u16, u64>, std::collections::BTreeMap<u16, u64>);
+
+fn drops_snapshot(bridge_pid: u32) -> Result<DropsSnapshot, BridgeError> {
+    Ok((drops_by_port(bridge_pid)?, drops_by_port(std::process::id())?))
+}
+
+impl SocketDrops {
+    /// Drops since `before`; a socket opened since counts from zero.
+    fn since(before: &DropsSnapshot, bridge_pid: u32) -> Result<Self, BridgeError> {
+        let now = drops_snapshot(bridge_pid)?;
+        let delta = |now: &std::collections::BTreeMap<u16, u64>, before: &std::collections::BTreeMap<u16, u64>| {
+            now.iter()
+                .map(|(&port, &n)| (port, n.saturating_sub(before.get(&port).copied().unwrap_or(0))))
+                .filter(|&(_, n)| n > 0)
+                .collect::<Vec<_>>()
+        };
+        let bridge_by_port = delta(&now.0, &before.0);
+        Ok(Self {
+            bridge: bridge_by_port.iter().map(|&(_, n)| n).sum(),
+            bench: delta(&now.1, &before.1).iter().map(|&(_, n)| n).sum(),
+            bridge_by_port,
+        })
+    }
 }
 
 /// Reliable repair over one step, from the vendored RustDDS's process-wide counters
@@ -621,27 +677,31 @@ const KEEPS_UP_PCT: f64 = 1.0;
 
 /// Doubles the rate from about 8 Mbit/s of payload until losses pass [`KEEPS_UP_PCT`] twice or
 /// the publisher cannot offer more.
+/// `bridge_pid` is the bridge's process; `through` says whether the samples pass it (its CPU
+/// is reported only then, its socket drops always).
 fn sweep(
     writer: &RawWriter,
     receiver: &Receiver,
     size: usize,
     step: Duration,
-    bridge_pid: Option<u32>,
+    (bridge_pid, through): (u32, bool),
     clock: Clock,
-) -> Vec<Step> {
+) -> Result<Vec<Step>, BridgeError> {
     let mut rate = (1e6 / size as f64).max(1.0).round();
     let mut steps: Vec<Step> = Vec::new();
     let mut first = 0u64;
     let mut failures = 0;
     while failures < 2 && rate <= 2e6 {
         receiver.take();
-        let before = bridge_pid.and_then(proc_usage);
+        let before = proc_usage(bridge_pid).filter(|_| through);
         let repair_before = rustdds::repair_counters::snapshot();
+        let drops_before = drops_snapshot(bridge_pid)?;
         let (written, secs) = paced(writer, size, rate, step, first, clock);
-        let after = bridge_pid.and_then(proc_usage);
+        let after = proc_usage(bridge_pid).filter(|_| through);
         // Let what is in flight arrive before counting.
         std::thread::sleep(Duration::from_millis(500));
         let repair = Repair::since(repair_before);
+        let socket_drops = SocketDrops::since(&drops_before, bridge_pid)?;
         let arrived =
             receiver.take().iter().filter(|(seq, _, _)| (first..first + written).contains(seq)).count() as f64;
         let loss_pct = if written == 0 { 100.0 } else { 100.0 * (1.0 - arrived / written as f64).max(0.0) };
@@ -653,6 +713,7 @@ fn sweep(
             loss_pct,
             bridge_cpu_pct: before.zip(after).map(|(b, a)| 100.0 * a.0.saturating_sub(b.0).as_secs_f64() / secs),
             repair,
+            socket_drops,
         });
         if loss_pct >= KEEPS_UP_PCT {
             failures += 1;
@@ -663,7 +724,7 @@ fn sweep(
         first += written;
         rate *= 2.0;
     }
-    steps
+    Ok(steps)
 }
 
 /// The fastest step that kept up.
@@ -684,7 +745,7 @@ fn capacity_run(
     let writer = bench_writer(publisher, &input, 256)?;
     let bridged = Receiver::start(bench_reader(subscriber, &format!("{input}/critical"))?, clock);
     warm_up(&writer, &[&bridged], size, clock)?;
-    let through = sweep(&writer, &bridged, size, options.capacity_duration, Some(pid), clock);
+    let through = sweep(&writer, &bridged, size, options.capacity_duration, (pid, true), clock)?;
     drop(bridged);
     drop(writer);
 
@@ -693,7 +754,7 @@ fn capacity_run(
     let writer = bench_writer(publisher, &direct_topic, 256)?;
     let direct = Receiver::start(bench_reader(subscriber, &direct_topic)?, clock);
     warm_up(&writer, &[&direct], size, clock)?;
-    let straight = sweep(&writer, &direct, size, options.capacity_duration, None, clock);
+    let straight = sweep(&writer, &direct, size, options.capacity_duration, (pid, false), clock)?;
 
     let best = kept_up(&through);
     Ok(CapacityRow {

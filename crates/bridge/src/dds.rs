@@ -26,11 +26,15 @@ impl DdsError {
 
 /// A participant in the configured domain, on the configured interfaces only.
 pub fn participant(config: &DdsConfig) -> Result<DomainParticipant, DdsError> {
-    let mut builder = DomainParticipantBuilder::new(config.domain_id);
-    if let Some(addrs) = &config.interfaces {
-        builder = builder.with_only_networks(addrs.iter().copied());
+    builder(config).build().map_err(|e| DdsError::new("participant", e))
+}
+
+fn builder(config: &DdsConfig) -> DomainParticipantBuilder {
+    let builder = DomainParticipantBuilder::new(config.domain_id);
+    match &config.interfaces {
+        Some(addrs) => builder.with_only_networks(addrs.iter().copied()),
+        None => builder,
     }
-    builder.build().map_err(|e| DdsError::new("participant", e))
 }
 
 /// The bridge's three participants. RustDDS runs one event loop thread per participant, which
@@ -48,9 +52,18 @@ pub struct Participants {
 }
 
 impl Participants {
-    /// Three participants in the configured domain.
+    /// Three participants in the configured domain. Their RTPS participant ids are logged:
+    /// they fix each one's ports (user traffic arrives at 7411 + 250 × domain + 2 × id), which
+    /// is how the kernel's per-socket counters are told apart (`bridge bench`).
     pub fn new(config: &DdsConfig) -> Result<Self, DdsError> {
-        Ok(Self { input: participant(config)?, critical: participant(config)?, noncritical: participant(config)? })
+        let p = Self { input: participant(config)?, critical: participant(config)?, noncritical: participant(config)? };
+        tracing::info!(
+            "DDS participants (RTPS ids): input {}, critical {}, noncritical {}",
+            p.input.participant_id(),
+            p.critical.participant_id(),
+            p.noncritical.participant_id()
+        );
+        Ok(p)
     }
 }
 

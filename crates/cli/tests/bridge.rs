@@ -526,38 +526,6 @@ fn an_unwritable_bench_output_is_refused_before_the_benchmark() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The local addresses of the UDP sockets process `pid` holds (IPv4 and IPv6), from its
-/// network namespace's `/proc/<pid>/net/udp{,6}` and its own `/proc/<pid>/fd`.
-fn udp_sockets_of(pid: u32) -> Vec<std::net::SocketAddr> {
-    let inodes: std::collections::BTreeSet<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .unwrap()
-        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
-        .filter_map(|l| Some(l.to_str()?.strip_prefix("socket:[")?.strip_suffix(']')?.to_string()))
-        .collect();
-    let mut out = Vec::new();
-    for table in ["udp", "udp6"] {
-        let text = std::fs::read_to_string(format!("/proc/{pid}/net/{table}")).unwrap();
-        for line in text.lines().skip(1) {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            if !inodes.contains(fields[9]) {
-                continue;
-            }
-            let (addr, port) = fields[1].split_once(':').unwrap();
-            let port = u16::from_str_radix(port, 16).unwrap();
-            // The kernel prints the address as 32-bit words in host (little-endian) order.
-            let words: Vec<u32> =
-                (0..addr.len() / 8).map(|i| u32::from_str_radix(&addr[i * 8..i * 8 + 8], 16).unwrap()).collect();
-            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-            let ip: std::net::IpAddr = match bytes.len() {
-                4 => <[u8; 4]>::try_from(bytes).unwrap().into(),
-                _ => <[u8; 16]>::try_from(bytes).unwrap().into(),
-            };
-            out.push((ip, port).into());
-        }
-    }
-    out
-}
-
 /// Issue 10 #7: with `interfaces: [127.0.0.1]` every socket used to bind 0.0.0.0, and
 /// datagrams from another network namespace reached them. The bridge runs in a namespace of
 /// its own, joined to a second one by a veth pair; each of its ports, probed from the second
@@ -593,7 +561,8 @@ fn dds_interfaces_binds_every_socket_to_that_address_and_nothing_else_hears() {
     bridge.wait_stderr("bridge running", SETTLE);
 
     // `ip netns exec` execs the command, so the child's pid is the bridge's.
-    let sockets = udp_sockets_of(bridge.child.id());
+    let sockets: Vec<std::net::SocketAddr> =
+        bauxite_sys::udp_sockets(bridge.child.id()).unwrap().iter().map(|s| s.local).collect();
     assert!(sockets.len() >= 6, "the bridge's UDP sockets: {sockets:?}");
     let loopback: std::net::IpAddr = [127, 0, 0, 1].into();
     assert!(sockets.iter().all(|s| s.ip() == loopback), "every socket binds 127.0.0.1: {sockets:?}");

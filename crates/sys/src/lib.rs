@@ -2,8 +2,9 @@
 //! running commands and threads in a network namespace ([`Netns`]), root checks
 //! ([`is_root`], [`root_or_skip`]), the monotonic clock the kernel programs stamp
 //! with ([`monotonic_ns`]), the process CPU clock benchmarks report
-//! ([`process_cpu_ns`]), the kernel's receive time of a datagram ([`rx_time`]) and a
-//! child process that is stopped when its owner goes away ([`ChildGuard`]).
+//! ([`process_cpu_ns`]), the kernel's receive time of a datagram ([`rx_time`]), a
+//! child process that is stopped when its owner goes away ([`ChildGuard`]), and the UDP
+//! sockets a process holds with the datagrams the kernel dropped at each ([`udp_sockets`]).
 //!
 //! It depends on nothing of Bauxite's, so the testbed (`netlab`) builds without the
 //! shaper or the eBPF toolchain.
@@ -14,11 +15,13 @@ mod netns;
 mod privilege;
 mod process;
 pub mod rx_time;
+mod udp;
 
 pub use clock::{monotonic_ns, process_cpu_ns};
 pub use netns::{Netns, unique_name};
 pub use privilege::{is_root, root_or_skip};
 pub use process::ChildGuard;
+pub use udp::{UdpSocketStats, udp_sockets};
 
 /// Why an OS operation failed; each variant names the command or file involved and
 /// keeps the OS error as its [`source`](std::error::Error::source).
