@@ -37,6 +37,55 @@ fn builder(config: &DdsConfig) -> DomainParticipantBuilder {
     }
 }
 
+/// The receive buffer of the input participant's sockets, bytes (the kernel doubles it for
+/// its bookkeeping). RustDDS asks for 8 MiB, which Linux clamps to `net.core.rmem_max`: at
+/// 500 MB/s of 64 KB samples the input's socket filled while its event loop waited for a
+/// core, the kernel dropped whole datagrams, and every later sample waited on their
+/// reliable repair (`bridge bench`'s socket drops; README "Adaptive bridge").
+pub const INPUT_RECEIVE_BUFFER: usize = 32 << 20;
+
+/// The input participant: as [`participant`], with [`INPUT_RECEIVE_BUFFER`] past the
+/// kernel's ceiling where the process may (`SO_RCVBUFFORCE`, `CAP_NET_ADMIN`); without the
+/// capability RustDDS warns and keeps what `net.core.rmem_max` allows.
+fn input_participant(config: &DdsConfig) -> Result<DomainParticipant, DdsError> {
+    let input = builder(config)
+        .socket_receive_buffer_size(INPUT_RECEIVE_BUFFER)
+        .socket_receive_buffer_force(true)
+        .build()
+        .map_err(|e| DdsError::new("input participant", e))?;
+    let got = receive_buffers(config.domain_id, input.participant_id());
+    match got.iter().min() {
+        // Linux reports twice what was set.
+        Some(&least) if least < 2 * INPUT_RECEIVE_BUFFER => tracing::warn!(
+            "the input's UDP receive buffer is {least} bytes, not {}: SO_RCVBUFFORCE needs CAP_NET_ADMIN \
+             (root), and without it Linux caps SO_RCVBUF at net.core.rmem_max; at high rates of \
+             large samples the input may lose datagrams and wait on their reliable repair",
+            2 * INPUT_RECEIVE_BUFFER
+        ),
+        Some(least) => tracing::info!("the input's UDP receive buffer is {least} bytes"),
+        None => tracing::warn!("the input's UDP sockets were not found, so their receive buffer is unknown"),
+    }
+    Ok(input)
+}
+
+/// The receive buffers (`SO_RCVBUF` as read back) of this process's unicast sockets of the
+/// participant with RTPS id `id` in `domain`: discovery at 7410 + 250 × domain + 2 × id,
+/// user traffic one port above.
+fn receive_buffers(domain: u16, id: u16) -> Vec<usize> {
+    let discovery = 7410 + 250 * u32::from(domain) + 2 * u32::from(id);
+    match bauxite_sys::own_udp_receive_buffers() {
+        Ok(sockets) => sockets
+            .into_iter()
+            .filter(|(addr, _)| [discovery, discovery + 1].contains(&u32::from(addr.port())))
+            .map(|(_, size)| size)
+            .collect(),
+        Err(e) => {
+            tracing::warn!("reading this process's UDP sockets: {e}");
+            Vec::new()
+        }
+    }
+}
+
 /// The bridge's three participants. RustDDS runs one event loop thread per participant, which
 /// does all of that participant's receiving and sending; giving the input, the critical
 /// writers and everything else (noncritical writers, probes, diagnostics) a participant each
@@ -56,7 +105,11 @@ impl Participants {
     /// they fix each one's ports (user traffic arrives at 7411 + 250 × domain + 2 × id), which
     /// is how the kernel's per-socket counters are told apart (`bridge bench`).
     pub fn new(config: &DdsConfig) -> Result<Self, DdsError> {
-        let p = Self { input: participant(config)?, critical: participant(config)?, noncritical: participant(config)? };
+        let p = Self {
+            input: input_participant(config)?,
+            critical: participant(config)?,
+            noncritical: participant(config)?,
+        };
         tracing::info!(
             "DDS participants (RTPS ids): input {}, critical {}, noncritical {}",
             p.input.participant_id(),
@@ -94,4 +147,26 @@ pub fn critical_writer_qos(depth: usize, window: usize, blocking: Duration) -> Q
 /// A BEST_EFFORT writer: never waits for anyone.
 pub fn best_effort_qos(depth: usize) -> QosPolicies {
     base(depth).best_effort().build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only the input participant gets the large receive buffer (as root, past
+    /// `net.core.rmem_max`); the others keep RustDDS's request, clamped by the kernel.
+    #[test]
+    fn only_the_input_participant_gets_the_large_receive_buffer() {
+        if !bauxite_sys::root_or_skip("only_the_input_participant_gets_the_large_receive_buffer") {
+            return;
+        }
+        let config = DdsConfig { domain_id: 143, interfaces: Some(vec!["127.0.0.1".parse().expect("ip")]) };
+        let p = Participants::new(&config).expect("participants");
+        let input = receive_buffers(143, p.input.participant_id());
+        let critical = receive_buffers(143, p.critical.participant_id());
+        assert_eq!(input.len(), 2, "the input's discovery and user sockets: {input:?}");
+        assert!(input.iter().all(|&b| b >= 2 * INPUT_RECEIVE_BUFFER), "{input:?}");
+        assert_eq!(critical.len(), 2, "{critical:?}");
+        assert!(critical.iter().all(|&b| b < 2 * INPUT_RECEIVE_BUFFER), "{critical:?}");
+    }
 }

@@ -21,7 +21,7 @@ pub use clock::{monotonic_ns, process_cpu_ns};
 pub use netns::{Netns, unique_name};
 pub use privilege::{is_root, root_or_skip};
 pub use process::ChildGuard;
-pub use udp::{UdpSocketStats, udp_sockets};
+pub use udp::{UdpSocketStats, own_udp_receive_buffers, udp_sockets};
 
 /// Why an OS operation failed; each variant names the command or file involved and
 /// keeps the OS error as its [`source`](std::error::Error::source).

@@ -45,6 +45,44 @@ pub fn udp_sockets(pid: u32) -> Result<Vec<UdpSocketStats>, SysError> {
     Ok(out)
 }
 
+/// This process's UDP sockets and the receive buffer each has now: `SO_RCVBUF` as the
+/// kernel reports it, which on Linux is twice what was set (the other half is its
+/// bookkeeping), after any clamp to `net.core.rmem_max`. What a library asked for is not
+/// always what it got, and nothing else tells.
+pub fn own_udp_receive_buffers() -> Result<Vec<(SocketAddr, usize)>, SysError> {
+    let fd_dir = "/proc/self/fd";
+    let fds: Vec<(libc::c_int, u64)> = std::fs::read_dir(fd_dir)
+        .map_err(|source| SysError::Io { what: format!("reading {fd_dir}"), source })?
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let fd = e.file_name().to_str()?.parse().ok()?;
+            let link = std::fs::read_link(e.path()).ok()?;
+            Some((fd, link.to_str()?.strip_prefix("socket:[")?.strip_suffix(']')?.parse().ok()?))
+        })
+        .collect();
+    let sockets = udp_sockets(std::process::id())?;
+    Ok(sockets
+        .iter()
+        .filter_map(|s| {
+            let &(fd, _) = fds.iter().find(|&&(_, inode)| inode == s.inode)?;
+            Some((s.local, receive_buffer(fd)?))
+        })
+        .collect())
+}
+
+/// `SO_RCVBUF` of descriptor `fd`; `None` if it is not a socket (any more).
+fn receive_buffer(fd: libc::c_int) -> Option<usize> {
+    let mut size: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    #[allow(unsafe_code)]
+    // SAFETY: `size` and `len` are valid and writable, and `len` is `size`'s size; a closed or
+    // non-socket descriptor only makes the call fail.
+    let got = unsafe {
+        libc::getsockopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, std::ptr::from_mut(&mut size).cast(), &mut len)
+    };
+    (got == 0).then(|| usize::try_from(size).ok()).flatten()
+}
+
 /// Parses the kernel's UDP table (header line first); an error gives the 1-based line and
 /// what is wrong with it.
 fn parse_udp_table(text: &str) -> Result<Vec<UdpSocketStats>, (usize, String)> {
@@ -143,6 +181,9 @@ mod tests {
         let receiver = after.iter().find(|s| s.local.port() == port).expect("still there");
         assert!(receiver.drops >= 190, "{receiver:?}");
         assert!(receiver.rx_queue_bytes > 0, "{receiver:?}");
+        let buffers = own_udp_receive_buffers().expect("own buffers");
+        let (_, buffer) = buffers.iter().find(|(a, _)| a.port() == port).expect("the receiver is listed");
+        assert!(*buffer < 64 * 1024, "SO_RCVBUF was set to the minimum: {buffer}");
         let e = udp_sockets(u32::MAX).expect_err("no such process").to_string();
         assert!(e.contains(&format!("/proc/{}/fd", u32::MAX)), "{e}");
     }

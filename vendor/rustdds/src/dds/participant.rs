@@ -39,7 +39,7 @@ use crate::{
   },
   network::{
     constant::*,
-    udp_listener::UDPListener,
+    udp_listener::{ReceiveBuffer, UDPListener},
     util::{multicast_listeners_wanted, unicast_bind_address},
   },
   polling::{
@@ -82,7 +82,7 @@ pub struct DomainParticipantBuilder {
 
   same_host_loopback: bool, // prefer loopback for same-host peers + localhost SPDP discovery peers
 
-  socket_receive_buffer_size: usize,
+  socket_receive_buffer_size: ReceiveBuffer, // Bauxite's patch: with `force`
   socket_send_buffer_size: usize,
 
   #[cfg(feature = "security")]
@@ -97,7 +97,10 @@ impl DomainParticipantBuilder {
       domain_id,
       only_networks: None,
       same_host_loopback: true,
-      socket_receive_buffer_size: Self::DEFAULT_SOCKET_RECEIVE_BUFFER_SIZE,
+      socket_receive_buffer_size: ReceiveBuffer {
+        size: Self::DEFAULT_SOCKET_RECEIVE_BUFFER_SIZE,
+        force: false,
+      },
       socket_send_buffer_size: Self::DEFAULT_SOCKET_SEND_BUFFER_SIZE,
       #[cfg(feature = "security")]
       security_plugins: None,
@@ -149,7 +152,17 @@ impl DomainParticipantBuilder {
   /// - Linux: `sudo sysctl -w net.core.rmem_max=<bytes>` (note Linux reports
   ///   back roughly twice the requested size due to internal bookkeeping).
   pub fn socket_receive_buffer_size(mut self, size: usize) -> Self {
-    self.socket_receive_buffer_size = size;
+    self.socket_receive_buffer_size.size = size;
+    self
+  }
+
+  /// Bauxite's patch (vendor/README.md): when the kernel clamps
+  /// [`socket_receive_buffer_size`](Self::socket_receive_buffer_size) to its
+  /// ceiling (Linux `net.core.rmem_max`), set it with `SO_RCVBUFFORCE`, which
+  /// ignores the ceiling in a process with `CAP_NET_ADMIN` (root). Without the
+  /// capability the clamped size stays and a warning says so. Off by default.
+  pub fn socket_receive_buffer_force(mut self, force: bool) -> Self {
+    self.socket_receive_buffer_size.force = force;
     self
   }
 
@@ -977,7 +990,7 @@ impl DomainParticipantDisc {
     status_sender: StatusChannelSender<DomainParticipantStatusEvent>,
     status_receiver: StatusChannelReceiver<DomainParticipantStatusEvent>,
     security_plugins_handle: Option<SecurityPluginsHandle>,
-    socket_receive_buffer_size: usize,
+    socket_receive_buffer_size: ReceiveBuffer,
     socket_send_buffer_size: usize,
     only_networks: Option<Vec<IpAddr>>,
     same_host_loopback: bool,
@@ -1236,7 +1249,7 @@ impl DomainParticipantInner {
     status_sender: StatusChannelSender<DomainParticipantStatusEvent>,
     status_receiver: StatusChannelReceiver<DomainParticipantStatusEvent>,
     security_plugins_handle: Option<SecurityPluginsHandle>,
-    socket_receive_buffer_size: usize,
+    socket_receive_buffer_size: ReceiveBuffer,
     socket_send_buffer_size: usize,
     only_networks: Option<Vec<IpAddr>>,
     same_host_loopback: bool,

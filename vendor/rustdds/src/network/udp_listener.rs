@@ -43,6 +43,18 @@ const MAX_MESSAGE_SIZE: usize = 64 * 1024; // This is max we can get from UDP.
 const MESSAGE_BUFFER_ALLOCATION_CHUNK: usize = 256 * 1024; // must be >= MAX_MESSAGE_SIZE
 static_assertions::const_assert!(MESSAGE_BUFFER_ALLOCATION_CHUNK > MAX_MESSAGE_SIZE);
 
+/// Bauxite's patch (vendor/README.md): the receive buffer a listener asks for, and whether
+/// it may go past the kernel's ceiling (Linux `net.core.rmem_max`) with `SO_RCVBUFFORCE`,
+/// which only a process with `CAP_NET_ADMIN` may use. `force` is off unless a participant
+/// asks for it ([`crate::DomainParticipantBuilder::socket_receive_buffer_force`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReceiveBuffer {
+  /// Bytes requested (`SO_RCVBUF`); 0 keeps the OS default.
+  pub size: usize,
+  /// Use `SO_RCVBUFFORCE` when `SO_RCVBUF` is clamped below `size`.
+  pub force: bool,
+}
+
 /// Listens to messages coming to specified host port combination.
 /// Only messages from added listen addressed are read when get_all_messages is
 /// called.
@@ -75,9 +87,10 @@ impl UDPListener {
     host: &str,
     port: u16,
     reuse_addr: bool,
-    recv_buffer_size: usize,
+    recv_buffer: ReceiveBuffer,
   ) -> io::Result<mio1::net::UdpSocket> {
     let raw_socket = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP))?;
+    let recv_buffer_size = recv_buffer.size;
 
     if recv_buffer_size > 0 {
       raw_socket
@@ -85,6 +98,18 @@ impl UDPListener {
         .unwrap_or_else(|e| {
           warn!("Failed to set SO_RCVBUF to {recv_buffer_size}: {e}. Using OS default.");
         });
+      // Bauxite's patch: past the ceiling when asked to and allowed to (CAP_NET_ADMIN). Linux
+      // reports twice what was set, so a clamped buffer reads back below twice the request.
+      #[cfg(target_os = "linux")]
+      if recv_buffer.force
+        && raw_socket.recv_buffer_size().is_ok_and(|got| got < 2 * recv_buffer_size)
+      {
+        if let Err(e) =
+          nix::sys::socket::setsockopt(&raw_socket, nix::sys::socket::sockopt::RcvBufForce, &recv_buffer_size)
+        {
+          warn!("SO_RCVBUFFORCE to {recv_buffer_size} bytes refused ({e}; it needs CAP_NET_ADMIN).");
+        }
+      }
 
       // Verify the effective size (getsockopt). The kernel silently clamps
       // SO_RCVBUF to a per-socket ceiling (macOS: `kern.ipc.maxsockbuf`, which
@@ -181,15 +206,15 @@ impl UDPListener {
 
   #[cfg(test)]
   pub fn new_unicast(host: &str, port: u16) -> io::Result<Self> {
-    Self::new_unicast_with_buf_size(host, port, 0)
+    Self::new_unicast_with_buf_size(host, port, ReceiveBuffer::default())
   }
 
   pub fn new_unicast_with_buf_size(
     host: &str,
     port: u16,
-    recv_buffer_size: usize,
+    recv_buffer: ReceiveBuffer,
   ) -> io::Result<Self> {
-    let mio_socket = Self::new_listening_socket(host, port, false, recv_buffer_size)?;
+    let mio_socket = Self::new_listening_socket(host, port, false, recv_buffer)?;
 
     Ok(Self {
       socket: mio_socket,
@@ -202,21 +227,21 @@ impl UDPListener {
 
   #[cfg(test)]
   pub fn new_multicast(host: &str, port: u16, multicast_group: Ipv4Addr) -> io::Result<Self> {
-    Self::new_multicast_with_buf_size(host, port, multicast_group, 0, None)
+    Self::new_multicast_with_buf_size(host, port, multicast_group, ReceiveBuffer::default(), None)
   }
 
   pub fn new_multicast_with_buf_size(
     host: &str,
     port: u16,
     multicast_group: Ipv4Addr,
-    recv_buffer_size: usize,
+    recv_buffer: ReceiveBuffer,
     only_networks: Option<&[IpAddr]>,
   ) -> io::Result<Self> {
     if !multicast_group.is_multicast() {
       return io::Result::Err(io::Error::other("Not a multicast address"));
     }
 
-    let mio_socket = Self::new_listening_socket(host, port, true, recv_buffer_size)?;
+    let mio_socket = Self::new_listening_socket(host, port, true, recv_buffer)?;
     // Bauxite's patch: a listener bound to its group (not the wildcard) takes only the groups it
     // joined itself, not every group some other socket of the host joined.
     #[cfg(target_os = "linux")]
