@@ -212,9 +212,12 @@ impl BenchReport {
                 "\n{} B steps (target → delivered samples/s, loss; repair in the bench's process: NACK_FRAGs to the publisher / fragments it resent / samples it resent / NACK_FRAGs from the subscriber; datagrams the kernel dropped at full receive buffers: the bridge's sockets / the bench's, and the bridge's by port):\n\n| target | through the bridge | loss | bridge CPU | repair | socket drops | direct | loss | repair | socket drops |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
                 c.size_bytes
             );
-            for i in 0..c.through.len().max(c.direct.len()) {
-                let (t, d) = (c.through.get(i), c.direct.get(i));
-                let target = t.or(d).map_or(0.0, |x| x.target_per_s);
+            let mut targets: Vec<f64> = c.through.iter().chain(&c.direct).map(|x| x.target_per_s).collect();
+            targets.sort_by(f64::total_cmp);
+            targets.dedup();
+            for target in targets {
+                let at = |steps: &[Step]| steps.iter().position(|x| x.target_per_s == target);
+                let (t, d) = (at(&c.through).map(|i| &c.through[i]), at(&c.direct).map(|i| &c.direct[i]));
                 let cpu = t.and_then(|x| x.bridge_cpu_pct).map_or("–".into(), |c| format!("{c:.0} %"));
                 let [t_rate, t_loss, t_repair, t_drops] = step_cells(t);
                 let direct = step_cells(d).join(" | ");
@@ -676,7 +679,9 @@ impl Repair {
 const KEEPS_UP_PCT: f64 = 1.0;
 
 /// Doubles the rate from about 8 Mbit/s of payload until losses pass [`KEEPS_UP_PCT`] twice or
-/// the publisher cannot offer more.
+/// the publisher cannot offer more, then tries 1.25, 1.5 and 1.75 times the fastest rate that
+/// kept up, up to the first that does not: doubling alone could only tell 50 % of the direct
+/// rate from 100 %.
 /// `bridge_pid` is the bridge's process; `through` says whether the samples pass it (its CPU
 /// is reported only then, its socket drops always).
 fn sweep(
@@ -684,7 +689,7 @@ fn sweep(
     receiver: &Receiver,
     size: usize,
     step: Duration,
-    (bridge_pid, through): (u32, bool),
+    bridge: (u32, bool),
     clock: Clock,
 ) -> Result<Vec<Step>, BridgeError> {
     let mut rate = (1e6 / size as f64).max(1.0).round();
@@ -692,39 +697,64 @@ fn sweep(
     let mut first = 0u64;
     let mut failures = 0;
     while failures < 2 && rate <= 2e6 {
-        receiver.take();
-        let before = proc_usage(bridge_pid).filter(|_| through);
-        let repair_before = rustdds::repair_counters::snapshot();
-        let drops_before = drops_snapshot(bridge_pid)?;
-        let (written, secs) = paced(writer, size, rate, step, first, clock);
-        let after = proc_usage(bridge_pid).filter(|_| through);
-        // Let what is in flight arrive before counting.
-        std::thread::sleep(Duration::from_millis(500));
-        let repair = Repair::since(repair_before);
-        let socket_drops = SocketDrops::since(&drops_before, bridge_pid)?;
-        let arrived =
-            receiver.take().iter().filter(|(seq, _, _)| (first..first + written).contains(seq)).count() as f64;
-        let loss_pct = if written == 0 { 100.0 } else { 100.0 * (1.0 - arrived / written as f64).max(0.0) };
-        let offered_per_s = written as f64 / secs;
-        steps.push(Step {
-            target_per_s: rate,
-            offered_per_s,
-            delivered_per_s: arrived / secs,
-            loss_pct,
-            bridge_cpu_pct: before.zip(after).map(|(b, a)| 100.0 * a.0.saturating_sub(b.0).as_secs_f64() / secs),
-            repair,
-            socket_drops,
-        });
-        if loss_pct >= KEEPS_UP_PCT {
+        let (s, written) = measure_step(writer, receiver, (size, rate), step, first, bridge, clock)?;
+        first += written;
+        let publisher_limited = s.offered_per_s < 0.8 * rate;
+        if s.loss_pct >= KEEPS_UP_PCT {
             failures += 1;
         }
-        if offered_per_s < 0.8 * rate {
-            break; // the publisher itself is the limit now
+        steps.push(s);
+        if publisher_limited {
+            return Ok(steps); // the publisher itself is the limit now
         }
-        first += written;
         rate *= 2.0;
     }
+    let Some(good) = kept_up(&steps).map(|s| s.target_per_s) else { return Ok(steps) };
+    for factor in [1.25, 1.5, 1.75] {
+        let (s, written) = measure_step(writer, receiver, (size, (good * factor).round()), step, first, bridge, clock)?;
+        first += written;
+        let failed = s.loss_pct >= KEEPS_UP_PCT;
+        steps.push(s);
+        if failed {
+            break;
+        }
+    }
     Ok(steps)
+}
+
+/// Publishes `size`-byte samples at `rate` for `step`, numbered from `first`, and counts what
+/// arrived; returns the step and how many samples were written.
+fn measure_step(
+    writer: &RawWriter,
+    receiver: &Receiver,
+    (size, rate): (usize, f64),
+    step: Duration,
+    first: u64,
+    (bridge_pid, through): (u32, bool),
+    clock: Clock,
+) -> Result<(Step, u64), BridgeError> {
+    receiver.take();
+    let before = proc_usage(bridge_pid).filter(|_| through);
+    let repair_before = rustdds::repair_counters::snapshot();
+    let drops_before = drops_snapshot(bridge_pid)?;
+    let (written, secs) = paced(writer, size, rate, step, first, clock);
+    let after = proc_usage(bridge_pid).filter(|_| through);
+    // Let what is in flight arrive before counting.
+    std::thread::sleep(Duration::from_millis(500));
+    let repair = Repair::since(repair_before);
+    let socket_drops = SocketDrops::since(&drops_before, bridge_pid)?;
+    let arrived = receiver.take().iter().filter(|(seq, _, _)| (first..first + written).contains(seq)).count() as f64;
+    let loss_pct = if written == 0 { 100.0 } else { 100.0 * (1.0 - arrived / written as f64).max(0.0) };
+    let step = Step {
+        target_per_s: rate,
+        offered_per_s: written as f64 / secs,
+        delivered_per_s: arrived / secs,
+        loss_pct,
+        bridge_cpu_pct: before.zip(after).map(|(b, a)| 100.0 * a.0.saturating_sub(b.0).as_secs_f64() / secs),
+        repair,
+        socket_drops,
+    };
+    Ok((step, written))
 }
 
 /// The fastest step that kept up.
