@@ -209,7 +209,7 @@ impl BenchReport {
         for c in &self.capacity {
             let _ = writeln!(
                 s,
-                "\n{} B steps (target → delivered samples/s, loss; repair in the bench's process: NACK_FRAGs to the publisher / fragments it resent / samples it resent / NACK_FRAGs from the subscriber; datagrams the kernel dropped at full receive buffers: the bridge's sockets / the bench's, and the bridge's by port):\n\n| target | through the bridge | loss | bridge CPU | repair | socket drops | direct | loss | repair | socket drops |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+                "\n{} B steps (target → delivered samples/s, loss; repair in the bench's process: NACK_FRAGs to the publisher / fragments it resent / samples it resent / NACK_FRAGs from the subscriber; datagrams the kernel dropped at full receive buffers: the bridge's sockets / the bench's, and the bridge's by port):\n\n| target | through the bridge | loss | CPU: bridge / bench | repair | socket drops | direct | loss | repair | socket drops | CPU: bench |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
                 c.size_bytes
             );
             let mut targets: Vec<f64> = c.through.iter().chain(&c.direct).map(|x| x.target_per_s).collect();
@@ -218,11 +218,16 @@ impl BenchReport {
             for target in targets {
                 let at = |steps: &[Step]| steps.iter().position(|x| x.target_per_s == target);
                 let (t, d) = (at(&c.through).map(|i| &c.through[i]), at(&c.direct).map(|i| &c.direct[i]));
-                let cpu = t.and_then(|x| x.bridge_cpu_pct).map_or("–".into(), |c| format!("{c:.0} %"));
+                let cpu = t.map_or("–".into(), |x| {
+                    format!("{:.0} % / {:.0} %", x.bridge_cpu_pct.unwrap_or(f64::NAN), x.bench_cpu_pct)
+                });
+                let direct_cpu = d.map_or("–".into(), |x| format!("{:.0} %", x.bench_cpu_pct));
                 let [t_rate, t_loss, t_repair, t_drops] = step_cells(t);
                 let direct = step_cells(d).join(" | ");
-                let _ =
-                    writeln!(s, "| {target:.0} | {t_rate} | {t_loss} | {cpu} | {t_repair} | {t_drops} | {direct} |");
+                let _ = writeln!(
+                    s,
+                    "| {target:.0} | {t_rate} | {t_loss} | {cpu} | {t_repair} | {t_drops} | {direct} | {direct_cpu} |"
+                );
             }
         }
         s
@@ -588,6 +593,9 @@ pub struct Step {
     pub loss_pct: f64,
     /// The bridge's CPU over the step, percent of one core (through the bridge only).
     pub bridge_cpu_pct: Option<f64>,
+    /// This (the bench's) process's CPU over the step, percent of one core: the publisher
+    /// and the subscriber, which share the machine's cores with the bridge.
+    pub bench_cpu_pct: f64,
     /// Reliable repair in this (the bench's) process over the step: the publisher's writer
     /// and the subscriber's reader.
     pub repair: Repair,
@@ -705,7 +713,7 @@ fn sweep(
         }
         steps.push(s);
         if publisher_limited {
-            return Ok(steps); // the publisher itself is the limit now
+            break; // the publisher itself is the limit now
         }
         rate *= 2.0;
     }
@@ -737,7 +745,9 @@ fn measure_step(
     let before = proc_usage(bridge_pid).filter(|_| through);
     let repair_before = rustdds::repair_counters::snapshot();
     let drops_before = drops_snapshot(bridge_pid)?;
+    let bench_cpu_before = bauxite_sys::process_cpu_ns();
     let (written, secs) = paced(writer, size, rate, step, first, clock);
+    let bench_cpu_ns = bauxite_sys::process_cpu_ns() - bench_cpu_before;
     let after = proc_usage(bridge_pid).filter(|_| through);
     // Let what is in flight arrive before counting.
     std::thread::sleep(Duration::from_millis(500));
@@ -751,6 +761,7 @@ fn measure_step(
         delivered_per_s: arrived / secs,
         loss_pct,
         bridge_cpu_pct: before.zip(after).map(|(b, a)| 100.0 * a.0.saturating_sub(b.0).as_secs_f64() / secs),
+        bench_cpu_pct: 100.0 * bench_cpu_ns as f64 / 1e9 / secs,
         repair,
         socket_drops,
     };
