@@ -21,7 +21,7 @@ pub enum EvalCommand {
         /// DDS implementations, separated by commas: rustdds, cyclonedds, ros2-fastdds.
         #[arg(long, value_name = "IMPL[,IMPL...]", default_value = "rustdds,cyclonedds")]
         rmw: String,
-        /// Short runs for CI (25 s impaired, 15 s clean, figures after 13 s) instead of the
+        /// Short runs for CI (25 s each, impaired or clean, figures after 13 s) instead of the
         /// paper's (180 s, 120 s, 240 s toggle).
         #[arg(long)]
         quick: bool,

@@ -81,6 +81,11 @@ pub struct RunMetrics {
     pub measured_s: f64,
     /// The emulator's frame loss toward the slow subscriber and back, percent.
     pub link_loss_pct: Option<(f64, f64)>,
+    /// Bytes the emulator delivered toward the slow subscriber over the whole run, per sample
+    /// published: with the bridge, its noncritical copies (at most 10 Hz of the 30) and control
+    /// traffic. A critical stream multicast onto the segment would cross the impaired link too
+    /// and add about a whole 8.7 kB sample each (see README, "Evaluation (seed 004)").
+    pub slow_link_bytes_per_sample: Option<f64>,
 }
 
 /// The measured span: from `settle` after the start to the publisher's last attempt.
@@ -176,6 +181,9 @@ pub fn measure(record: &RunRecord, settle_ns: u64, changes: &[StateChange], forw
         let pct = |lost: u64, arrived: u64| if arrived == 0 { 0.0 } else { lost as f64 * 100.0 / arrived as f64 };
         (pct(l.uplink.lost, l.uplink.arrived), pct(l.downlink.lost, l.downlink.arrived))
     });
+    let published_ok = record.published.iter().filter(|e| matches!(e, PeerEvent::Pub { ok: true, .. })).count();
+    let slow_link_bytes_per_sample =
+        record.link.as_ref().map(|l| l.uplink.delivered_bytes as f64 / published_ok.max(1) as f64);
     RunMetrics {
         publisher_rate_hz: ok_times.len() as f64 / secs,
         publisher_rate_sd_hz: mean_sd(&windows).1,
@@ -195,6 +203,7 @@ pub fn measure(record: &RunRecord, settle_ns: u64, changes: &[StateChange], forw
         bridge_rss_mib: record.bridge_usage.map(|u| u.1),
         measured_s: secs,
         link_loss_pct,
+        slow_link_bytes_per_sample,
     }
 }
 

@@ -227,10 +227,11 @@ impl Lengths {
         discovery: Duration::from_secs(3),
     };
     /// `--quick`: long enough for the classifier to demote (4–7.5 s after the impairment
-    /// starts at 3 s, measured) and for 12 s of figures after the settling time.
+    /// starts at 3 s, measured) and for 12 s of figures after the settling time, clean runs
+    /// too (at 15 s a clean run's p95 came from 60 samples, so its three slowest decided it).
     pub const QUICK: Lengths = Lengths {
         impaired: Duration::from_secs(25),
-        clean: Duration::from_secs(15),
+        clean: Duration::from_secs(25),
         toggle: (Duration::from_secs(10), Duration::from_secs(20), Duration::from_secs(25)),
         settle: Duration::from_secs(13),
         discovery: Duration::from_secs(3),
