@@ -18,8 +18,8 @@
 //! Latency: the issue's bound is a critical p95 under 2 ms, and the harness reports that check
 //! in summary.json; this test does not assert it. Since RustDDS sends to a single reader by
 //! unicast (issue 13; before, the bridge multicast its critical stream to the whole segment),
-//! this test measured p95 0.91–0.96 ms with RustDDS peers but 1.36–1.95 ms with Cyclone's
-//! Python peers (whose own encoding and decoding take 0.6 ms) at load 0.5–1.0, and release
+//! this test measured p95 0.90–1.17 ms with RustDDS peers but 1.32–1.95 ms with Cyclone's
+//! Python peers (whose own encoding and decoding take 0.6 ms) in two runs at load 0.5–1.0, and release
 //! builds with a packet capture beside them 1.3–1.6 and 1.4–2.8 ms at load 1–1.5 (README,
 //! "Evaluation (seed 004)"): no two implementations hold 2 ms with margin here, so it would
 //! fail for reasons outside the bridge. What the test asserts is the bridge's protection at the scale the collapse works on:
