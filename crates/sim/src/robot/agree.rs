@@ -81,9 +81,9 @@ pub struct Mode {
 pub struct ProtectAgreement {
     /// The modes, in increasing time.
     pub modes: Vec<Mode>,
-    /// Runs of each side.
+    /// The demo's runs.
     pub demo_runs: usize,
-    /// Runs of each side.
+    /// The simulator's runs.
     pub sim_runs: usize,
 }
 
