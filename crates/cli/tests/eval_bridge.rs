@@ -5,14 +5,14 @@
 //!    shows the backpressure: the publisher below 25 Hz or the critical p95 over 1 s;
 //! 2. the bridge keeps the publisher at 30 Hz at every severity, with every implementation, and
 //!    the critical latency low;
-//! 3. the ablation's critical latency matches the bridge's, while the classifier cuts the
-//!    noncritical rate to 3 Hz.
+//! 3. the ablation's critical latency matches the bridge's at moderate, while the classifier cuts
+//!    the noncritical rate (to 3 Hz where the impairment keeps it demoted: strong).
 //!
 //! Margins, so that it does not flake on a loaded 2-core machine: measured here (load 4–5, test
 //! build), the collapsing baselines publish 0–12 Hz (limit 25); the bridge runs hold 30.0 Hz
-//! (limit 29: a starved timer skips a tick now and then); the classifier's noncritical rate is
-//! at most 3 Hz by construction (its limiter) and the ablation's 10 Hz (limits 3.5 and 8, on the
-//! rate the bridge writes, from its own reports, not on what the faded path delivers). The
+//! (limit 29: a starved timer skips a tick now and then); a demoted subscriber's noncritical rate
+//! is at most 3 Hz by construction (its limiter) and the ablation's 10 Hz (limits 3.5 and 8, on
+//! the rate the bridge writes, from its own reports, not on what the faded path delivers). The
 //! severities are fades of every frame, frequent enough that 12 measured seconds see several.
 //!
 //! Latency: the bound is a critical p95 under 2 ms, and the harness reports that check
@@ -26,6 +26,19 @@
 //! a critical sample queued behind a blocked writer waits at least its max_blocking_time
 //! (100 ms) and the collapsing baselines lose seconds, so the bridge's critical p95 must stay
 //! under 50 ms (the worst measured under load was 34 ms, once, with rclpy).
+//!
+//! The classifier's cut to 3 Hz is asserted at strong, where the way back's 60 ± 10 ms keeps
+//! every reading above the 50 ms demotion RTT, so the demotion is sustained. At moderate the
+//! demotion rests on loss alone, and bursty loss can clear the classifier's window: promotion
+//! takes 12 s without a lost probe (a 10 s window, three evaluations), and at moderate's fades
+//! of 10 frames every 100, on the quiet path a demoted subscriber leaves (3 Hz of 6-fragment
+//! samples, 5 Hz probes, answers alone on the way back), a Monte Carlo of that chain finds such
+//! a clean stretch about once every 80 s. A run of this test saw it: 6.5 Hz forwarded at moderate
+//! (demoted, promoted, demoted). So at moderate the test asserts only that the classifier cut
+//! the rate below the ablation's 8 Hz floor: above it, the subscriber would have spent over
+//! 8.6 of the 12 measured seconds at 10 Hz, which needs a demotion later than 21 s (the
+//! impairment starts at 3 s, and at 10 Hz the fades come every 1.5 s or so) or a promotion
+//! followed by 5 s without a lost probe at 10 Hz.
 //!
 //! It also checks that the critical stream stays off the slow subscriber's impaired link (the
 //! emulator's bytes toward it per published sample, see `slow_link_carries_no_critical_stream`).
@@ -121,9 +134,11 @@ fn quick_evaluation_shows_the_collapse_the_protection_and_the_ablation() {
         // BEST_EFFORT reader once took 2.5 of the ablation's 10 Hz).
         let (classified, static_split) =
             (f(bridge, "noncritical_forwarded_hz"), f(ablation, "noncritical_forwarded_hz"));
-        assert!(classified <= 3.5, "{i}: the classifier's noncritical rate {classified} Hz is not 3 Hz");
         assert!(static_split >= 8.0, "{i}: the ablation forwards {static_split} Hz, not 10");
-        assert!(f(bridge, "transitions") >= 1.0, "{i}: the classifier never moved the slow subscriber: {bridge}");
+        assert!(classified < 8.0, "{i}: the classifier never cut the moderate path ({classified} Hz): {bridge}");
+        // The 3 Hz itself where the demotion is sustained (see the module's comment).
+        let strong = f(of("bridge-strong", i), "noncritical_forwarded_hz");
+        assert!(strong <= 3.5, "{i}: the classifier's noncritical rate at strong is {strong} Hz, not 3 Hz");
     }
     // The harness's own verdicts, with the 2 ms: printed, not asserted (see above).
     for c in summary["checks"].as_array().expect("checks") {
