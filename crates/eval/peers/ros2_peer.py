@@ -16,8 +16,10 @@ RMW_FASTRTPS_USE_QOS_FROM_XML=1), before rclpy loads it:
   - UDPv4 only: no shared memory, so a link emulator between namespaces sees every byte;
   - only the interface at `--interface` (default 127.0.0.1: nothing leaves the machine unless asked);
   - Fast DDS's own log on stderr (by default it prints errors on stdout, among the protocol's lines);
-  - ROS 2's own publication defaults kept (asynchronous, preallocated-with-realloc), since
-    RMW_FASTRTPS_USE_QOS_FROM_XML=1 would otherwise fall back to Fast DDS's;
+  - ROS 2's own publication defaults kept (synchronous, preallocated-with-realloc), since
+    RMW_FASTRTPS_USE_QOS_FROM_XML=1 leaves the writer's QoS to this profile. Jazzy's rmw_fastrtps
+    publishes synchronously unless RMW_FASTRTPS_PUBLICATION_MODE says otherwise (its library
+    warns "Using default SYNCHRONOUS publishing mode"); Humble's default was asynchronous;
   - `--max-samples N`: resource limits of N samples on the topic's writer, which with KEEP_ALL is
     the seed's collapsing writer: once N samples wait for a reader's acknowledgement, publish()
     blocks for the reliability's max_blocking_time (Fast DDS's 100 ms) and then fails.
@@ -129,7 +131,7 @@ PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
       </rtps>
     </participant>
     <publisher profile_name="bauxite_default_publisher" is_default_profile="true">
-      <qos><publishMode><kind>ASYNCHRONOUS</kind></publishMode></qos>
+      <qos><publishMode><kind>SYNCHRONOUS</kind></publishMode></qos>
       <historyMemoryPolicy>PREALLOCATED_WITH_REALLOC</historyMemoryPolicy>
     </publisher>
     <subscriber profile_name="bauxite_default_subscriber" is_default_profile="true">
@@ -144,7 +146,7 @@ WRITER = """    <publisher profile_name="{topic}">
         <max_samples>{n}</max_samples><max_instances>1</max_instances>
         <max_samples_per_instance>{n}</max_samples_per_instance><allocated_samples>{n}</allocated_samples>
       </resourceLimitsQos></topic>
-      <qos><publishMode><kind>ASYNCHRONOUS</kind></publishMode></qos>
+      <qos><publishMode><kind>SYNCHRONOUS</kind></publishMode></qos>
       <historyMemoryPolicy>PREALLOCATED_WITH_REALLOC</historyMemoryPolicy>
     </publisher>
 """
