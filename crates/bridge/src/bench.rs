@@ -294,8 +294,7 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, BridgeError> {
     let pid = bridge.id();
 
     let clock = Clock::new();
-    let publisher = dds::participant(&dds_config)?;
-    let subscriber = dds::participant(&dds_config)?;
+    let (publisher, subscriber) = participants(&dds_config)?;
 
     let (mut latency, bridged) = latency_run(options, &publisher, &subscriber, clock, pid)?;
     let mut capacity = Vec::new();
@@ -317,6 +316,17 @@ pub fn run(options: &BenchOptions) -> Result<BenchReport, BridgeError> {
     std::fs::write(options.out.join("summary.json"), json).map_err(io("writing summary.json"))?;
     std::fs::write(options.out.join("summary.md"), report.markdown()).map_err(io("writing summary.md"))?;
     Ok(report)
+}
+
+/// The bench's publisher and subscriber. The subscriber, which holds the direct and the
+/// bridged readers alike, gets the bridge input's receive buffer
+/// ([`dds::receiving_participant`]): with RustDDS's request, clamped by the kernel, it dropped
+/// datagrams of the 64 KB steps that the bridge's input no longer did, so the comparison
+/// measured the bench's buffer rather than the bridge.
+fn participants(config: &DdsConfig) -> Result<(DomainParticipant, DomainParticipant), BridgeError> {
+    let publisher = dds::participant(config)?;
+    let subscriber = dds::receiving_participant(config, "bench's subscriber participant")?;
+    Ok((publisher, subscriber))
 }
 
 /// User + system CPU time of a process, and its resident and peak memory (bytes); `None` once
@@ -812,6 +822,23 @@ fn capacity_run(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The subscriber (direct and bridged readers alike) has the input's receive buffer (as
+    /// root, past `net.core.rmem_max`); the publisher keeps RustDDS's request.
+    #[test]
+    fn the_bench_subscriber_gets_the_inputs_receive_buffer() {
+        if !bauxite_sys::root_or_skip("the_bench_subscriber_gets_the_inputs_receive_buffer") {
+            return;
+        }
+        let config = DdsConfig { domain_id: 144, interfaces: Some(vec!["127.0.0.1".parse().expect("ip")]) };
+        let (publisher, subscriber) = participants(&config).expect("participants");
+        let sub = dds::receive_buffers(144, subscriber.participant_id());
+        let publ = dds::receive_buffers(144, publisher.participant_id());
+        assert_eq!(sub.len(), 2, "the subscriber's discovery and user sockets: {sub:?}");
+        assert!(sub.iter().all(|&b| b >= 2 * dds::INPUT_RECEIVE_BUFFER), "{sub:?}");
+        assert_eq!(publ.len(), 2, "{publ:?}");
+        assert!(publ.iter().all(|&b| b < 2 * dds::INPUT_RECEIVE_BUFFER), "{publ:?}");
+    }
 
     #[test]
     fn stages_split_each_sample_at_the_bridges_stamps() {

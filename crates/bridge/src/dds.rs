@@ -44,34 +44,37 @@ fn builder(config: &DdsConfig) -> DomainParticipantBuilder {
 /// reliable repair (`bridge bench`'s socket drops; README "Adaptive bridge").
 pub const INPUT_RECEIVE_BUFFER: usize = 32 << 20;
 
-/// The input participant: as [`participant`], with [`INPUT_RECEIVE_BUFFER`] past the
-/// kernel's ceiling where the process may (`SO_RCVBUFFORCE`, `CAP_NET_ADMIN`); without the
-/// capability RustDDS warns and keeps what `net.core.rmem_max` allows.
-fn input_participant(config: &DdsConfig) -> Result<DomainParticipant, DdsError> {
-    let input = builder(config)
+/// A participant that receives large samples at high rates: as [`participant`], with
+/// [`INPUT_RECEIVE_BUFFER`] past the kernel's ceiling where the process may (`SO_RCVBUFFORCE`,
+/// `CAP_NET_ADMIN`); without the capability it warns and keeps what `net.core.rmem_max`
+/// allows. The bridge's input uses it, and so do `bridge bench`'s subscribers, so that the
+/// bridged and the direct path are measured with the receive buffer the input has. `what`
+/// names the participant in errors and logs.
+pub fn receiving_participant(config: &DdsConfig, what: &str) -> Result<DomainParticipant, DdsError> {
+    let p = builder(config)
         .socket_receive_buffer_size(INPUT_RECEIVE_BUFFER)
         .socket_receive_buffer_force(true)
         .build()
-        .map_err(|e| DdsError::new("input participant", e))?;
-    let got = receive_buffers(config.domain_id, input.participant_id());
+        .map_err(|e| DdsError::new(what, e))?;
+    let got = receive_buffers(config.domain_id, p.participant_id());
     match got.iter().min() {
         // Linux reports twice what was set.
         Some(&least) if least < 2 * INPUT_RECEIVE_BUFFER => tracing::warn!(
-            "the input's UDP receive buffer is {least} bytes, not {}: SO_RCVBUFFORCE needs CAP_NET_ADMIN \
+            "the {what}'s UDP receive buffer is {least} bytes, not {}: SO_RCVBUFFORCE needs CAP_NET_ADMIN \
              (root), and without it Linux caps SO_RCVBUF at net.core.rmem_max; at high rates of \
-             large samples the input may lose datagrams and wait on their reliable repair",
+             large samples it may lose datagrams and wait on their reliable repair",
             2 * INPUT_RECEIVE_BUFFER
         ),
-        Some(least) => tracing::info!("the input's UDP receive buffer is {least} bytes"),
-        None => tracing::warn!("the input's UDP sockets were not found, so their receive buffer is unknown"),
+        Some(least) => tracing::info!("the {what}'s UDP receive buffer is {least} bytes"),
+        None => tracing::warn!("the {what}'s UDP sockets were not found, so their receive buffer is unknown"),
     }
-    Ok(input)
+    Ok(p)
 }
 
 /// The receive buffers (`SO_RCVBUF` as read back) of this process's unicast sockets of the
 /// participant with RTPS id `id` in `domain`: discovery at 7410 + 250 × domain + 2 × id,
 /// user traffic one port above.
-fn receive_buffers(domain: u16, id: u16) -> Vec<usize> {
+pub(crate) fn receive_buffers(domain: u16, id: u16) -> Vec<usize> {
     let discovery = 7410 + 250 * u32::from(domain) + 2 * u32::from(id);
     match bauxite_sys::own_udp_receive_buffers() {
         Ok(sockets) => sockets
@@ -106,7 +109,7 @@ impl Participants {
     /// is how the kernel's per-socket counters are told apart (`bridge bench`).
     pub fn new(config: &DdsConfig) -> Result<Self, DdsError> {
         let p = Self {
-            input: input_participant(config)?,
+            input: receiving_participant(config, "input participant")?,
             critical: participant(config)?,
             noncritical: participant(config)?,
         };
