@@ -164,8 +164,11 @@ fn forwarded(r: &RunSummary) -> f64 {
     r.metrics.noncritical_forwarded_hz.unwrap_or(r.noncritical_rate_hz)
 }
 
-/// Check 3, per implementation: the ablation's critical p95 and bridge-moderate's are both under
-/// 2 ms; the classifier forwards less than the ablation at moderate; and 3 Hz (≤ 3.5) at strong.
+/// Check 3, per implementation: the ablation's critical p95 matches bridge-moderate's (each
+/// within twice the other: the same protection, where losing it costs a 100 ms blocked write
+/// and more); the classifier forwards less than the ablation at moderate; and 3 Hz (≤ 3.5) at
+/// strong. Both p95s under 2 ms is check 2's bar, not this one's: measured, the two differed by
+/// at most a factor 1.3 (Cyclone, 1.95 against 1.51 ms).
 ///
 /// 3 Hz is judged at strong because there the demotion is sustained: the way back's 60 ± 10 ms
 /// keeps every reading above the 50 ms demotion RTT. At moderate it rests on loss alone, and a
@@ -182,13 +185,11 @@ fn ablation_check(runs: &[RunSummary]) -> Check {
         })
         .collect();
     let matches = |(b, a, strong): &(&RunSummary, &RunSummary, Option<&RunSummary>)| {
-        a.critical_latency_ms.p95 < 2.0
-            && b.critical_latency_ms.p95 < 2.0
-            && forwarded(b) < forwarded(a)
-            && strong.is_none_or(|s| forwarded(s) <= 3.5)
+        let (pa, pb) = (a.critical_latency_ms.p95, b.critical_latency_ms.p95);
+        pa <= 2.0 * pb && pb <= 2.0 * pa && forwarded(b) < forwarded(a) && strong.is_none_or(|s| forwarded(s) <= 3.5)
     };
     Check {
-        name: "the ablation matches the bridge's critical latency at moderate (both p95 < 2 ms), while the classifier cuts the noncritical rate (below the ablation's at moderate; 3 Hz, ≤ 3.5, at strong)".into(),
+        name: "the ablation matches the bridge's critical latency at moderate (p95 within a factor 2), while the classifier cuts the noncritical rate (below the ablation's at moderate; 3 Hz, ≤ 3.5, at strong)".into(),
         pass: (!triples.is_empty()).then(|| triples.iter().all(matches)),
         detail: triples
             .iter()
@@ -540,9 +541,11 @@ mod tests {
         let mut runs = bridge_runs(Rustdds, 1.0);
         runs[3].metrics.noncritical_forwarded_hz = Some(4.0);
         assert_eq!(ablation_check(&runs).pass, Some(false));
-        // The ablation's critical p95 over 2 ms.
+        // The ablation's critical p95 a little above the bridge's matches; far above it does not.
         let mut runs = bridge_runs(Rustdds, 1.0);
-        runs[4].critical_latency_ms.p95 = 2.5;
+        runs[4].critical_latency_ms.p95 = 1.9;
+        assert_eq!(ablation_check(&runs).pass, Some(true));
+        runs[4].critical_latency_ms.p95 = 100.0;
         assert_eq!(ablation_check(&runs).pass, Some(false));
         assert_eq!(ablation_check(&runs[..4]).pass, None, "no ablation run: not judged");
     }
