@@ -148,10 +148,12 @@ impl StageLog {
         }
     }
 
-    /// Appends this topic's lines to the file (topics append one after another as they stop).
+    /// Appends the lines noted since the last call to the file (topics append one after
+    /// another as they stop). Taking them means a second call, as a forwarder stopped and then
+    /// dropped makes, appends nothing: every line used to be written twice.
     fn write(&self, topic: &str) -> std::io::Result<()> {
         use std::io::Write as _;
-        let stamps = self.stamps.lock().unwrap_or_else(|e| e.into_inner());
+        let stamps = std::mem::take(&mut *self.stamps.lock().unwrap_or_else(|e| e.into_inner()));
         let mut text = String::with_capacity(stamps.len() * 64);
         for [seq, received, dequeued, written] in stamps.iter() {
             text.push_str(&format!("{topic} {seq} {received} {dequeued} {written}\n"));
@@ -566,19 +568,23 @@ mod stage_log_tests {
         let path = std::env::temp_dir().join(format!("bauxite-stage-log-{}", std::process::id()));
         let _ = std::fs::remove_file(&path);
         let log = StageLog { path: path.clone(), stamps: Mutex::default() };
+        let other = StageLog { path: path.clone(), stamps: Mutex::default() };
         let clock = Clock::new();
         let before = bauxite_sys::monotonic_ns();
         log.record(&bauxite_core::wire::bench::Repr { seq: 7, sent_ns: 1 }.to_vec(64), 10, 20, clock);
         // Not a benchmark sample (too short for the header): not noted.
         log.record(&[0u8; 3], 30, 40, clock);
         let after = bauxite_sys::monotonic_ns();
+        other.record(&bauxite_core::wire::bench::Repr { seq: 8, sent_ns: 1 }.to_vec(64), 10, 20, clock);
         log.write("/a").expect("write");
-        log.write("/b").expect("append");
+        other.write("/b").expect("append");
+        // A forwarder stopped, then dropped, writes twice: the second appends nothing.
+        log.write("/a").expect("write again");
         let text = std::fs::read_to_string(&path).expect("read");
         std::fs::remove_file(&path).expect("remove");
         let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split(' ').collect()).collect();
         assert_eq!(lines.len(), 2, "{text}");
-        assert_eq!((lines[0][0], lines[0][1], lines[1][0]), ("/a", "7", "/b"));
+        assert_eq!((lines[0][0], lines[0][1], lines[1][0], lines[1][1]), ("/a", "7", "/b", "8"));
         let n = |i: usize| lines[0][i].parse::<u64>().expect("a number");
         assert_eq!((n(2), n(3)), (clock.monotonic_ns(10), clock.monotonic_ns(20)));
         // Written is stamped when noted, on the host's monotonic clock.
