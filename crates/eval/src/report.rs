@@ -236,8 +236,9 @@ pub fn markdown(summary: &Summary) -> String {
     let mut s = String::from("# `bauxite eval bridge`: seed 004's evaluation\n\n");
     let _ = writeln!(
         s,
-        "Runs of {} s impaired (from {} s on), {} s clean, toggle {}/{}/{} s; figures after the first {} s. Publisher: LaserScan (1081 ranges) at 30 Hz.\n",
+        "Runs of {} s impaired ({} s without the bridge; fades from {} s on), {} s clean, toggle {}/{}/{} s; figures after the first {} s. Publisher: LaserScan (1081 ranges) at 30 Hz.\n",
         summary.lengths.impaired.as_secs(),
+        summary.lengths.impaired_baseline.as_secs(),
         summary.lengths.discovery.as_secs(),
         summary.lengths.clean.as_secs(),
         summary.lengths.toggle.0.as_secs(),

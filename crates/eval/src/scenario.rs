@@ -196,7 +196,8 @@ impl Scenario {
         } else if self.severity.loss.is_none() {
             Timing { duration: lengths.clean, impaired_from: None, impaired_until: None }
         } else {
-            Timing { duration: lengths.impaired, impaired_from: Some(lengths.discovery), impaired_until: None }
+            let duration = if self.setup == Setup::Baseline { lengths.impaired_baseline } else { lengths.impaired };
+            Timing { duration, impaired_from: Some(lengths.discovery), impaired_until: None }
         }
     }
 }
@@ -204,8 +205,13 @@ impl Scenario {
 /// Run lengths.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Lengths {
-    /// An impaired run.
+    /// An impaired run with the bridge.
     pub impaired: Duration,
+    /// An impaired run without it. A writer that recovers between fades (Cyclone's) publishes
+    /// in bursts: over the paper-length run its 12 s windows averaged above 25 Hz 8.8 % of the
+    /// time (mean 13.1 Hz), its 24 and 36 s windows never (at most 23.2 and 21.8 Hz), so a
+    /// quick baseline needs more than 12 s of figures to show what it does.
+    pub impaired_baseline: Duration,
     /// A clean run.
     pub clean: Duration,
     /// A toggle run: clean, impaired, clean.
@@ -224,6 +230,7 @@ impl Lengths {
     /// The paper's: 180 s impaired, 120 s clean, 240 s toggle (60 clean, 120 impaired, 60 clean).
     pub const PAPER: Lengths = Lengths {
         impaired: Duration::from_secs(180),
+        impaired_baseline: Duration::from_secs(180),
         clean: Duration::from_secs(120),
         toggle: (Duration::from_secs(60), Duration::from_secs(120), Duration::from_secs(60)),
         settle: Duration::from_secs(15),
@@ -231,9 +238,11 @@ impl Lengths {
     };
     /// `--quick`: long enough for the classifier to demote (4–7.5 s after the impairment
     /// starts at 3 s, measured) and for 12 s of figures after the settling time, clean runs
-    /// too (at 15 s a clean run's p95 came from 60 samples, so its three slowest decided it).
+    /// too (at 15 s a clean run's p95 came from 60 samples, so its three slowest decided it);
+    /// 32 s of figures for an impaired baseline.
     pub const QUICK: Lengths = Lengths {
         impaired: Duration::from_secs(25),
+        impaired_baseline: Duration::from_secs(45),
         clean: Duration::from_secs(25),
         toggle: (Duration::from_secs(10), Duration::from_secs(20), Duration::from_secs(25)),
         settle: Duration::from_secs(13),
@@ -273,6 +282,17 @@ mod tests {
         assert_eq!(Scenario::select(Some("all"), true).unwrap().len(), Scenario::all().len());
         let e = Scenario::select(Some("bridge-mild,bridge-awful"), false).unwrap_err().to_string();
         assert!(e.contains("`bridge-awful`") && e.contains("bridge-toggle"), "{e}");
+    }
+
+    #[test]
+    fn a_quick_baseline_measures_longer_than_a_quick_bridge_run() {
+        let quick = Scenario::quick();
+        let length = |name: &str| quick.iter().find(|s| s.name == name).unwrap().timing(&Lengths::QUICK).duration;
+        assert_eq!(length("baseline-strong"), Duration::from_secs(45));
+        assert_eq!(length("bridge-strong"), Duration::from_secs(25));
+        assert_eq!(length("ablation-moderate"), Duration::from_secs(25));
+        let figures = length("baseline-strong") - Lengths::QUICK.settle;
+        assert!(figures > Duration::from_secs(24), "{figures:?} of figures: Cyclone's bursts need more than 24 s");
     }
 
     #[test]
