@@ -37,7 +37,10 @@
 //! max_blocking_time (100 ms), and the collapsing baselines lose seconds.
 //!
 //! The classifier's cut to 3 Hz is asserted at strong, where the way back's 60 ± 10 ms keeps
-//! every reading above the 50 ms demotion RTT, so the demotion is sustained. At moderate the
+//! every reading above the 50 ms demotion RTT, so the demotion is sustained, and it comes before
+//! the figures start (16 s) even when no fade helps: the RTT alone demotes by 14 s (see
+//! `Lengths::QUICK`; a landing check failed when the figures began at 13 s and a demotion
+//! without an early fade came at 13.0 s: 3.67 Hz). At moderate the
 //! demotion rests on loss alone, and bursty loss can clear the classifier's window: promotion
 //! takes 12 s without a lost probe (a 10 s window, three evaluations), and at moderate's fades
 //! of 10 frames every 100, on the quiet path a demoted subscriber leaves (3 Hz of 6-fragment

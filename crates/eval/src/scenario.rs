@@ -236,16 +236,21 @@ impl Lengths {
         settle: Duration::from_secs(15),
         discovery: Duration::from_secs(3),
     };
-    /// `--quick`: long enough for the classifier to demote (4–7.5 s after the impairment
-    /// starts at 3 s, measured) and for 12 s of figures after the settling time, clean runs
-    /// too (at 15 s a clean run's p95 came from 60 samples, so its three slowest decided it);
-    /// 32 s of figures for an impaired baseline.
+    /// `--quick`: long enough for the classifier to demote before the figures start, and for
+    /// 12 s of figures after the settling time, clean runs too (at 15 s a clean run's p95 came
+    /// from 60 samples, so its three slowest decided it); 32 s of figures for an impaired
+    /// baseline. The demotion usually comes with the first fades, 4–7.5 s after the
+    /// impairment starts at 3 s; without a fade it rests on the RTT alone: the probe window's
+    /// 10 s mean passes the 50 ms threshold 8.3 s after the way back turns 60 ms slow (strong),
+    /// and three consecutive bad evaluations, one a second, demote by 14 s after the start.
+    /// A CI run saw it (first fade 7.6 s late, demoted at 13.0 s), when the figures began at
+    /// 13 s and counted a second of 10 Hz noncritical forwarding: they begin at 16 s now.
     pub const QUICK: Lengths = Lengths {
-        impaired: Duration::from_secs(25),
-        impaired_baseline: Duration::from_secs(45),
-        clean: Duration::from_secs(25),
+        impaired: Duration::from_secs(28),
+        impaired_baseline: Duration::from_secs(48),
+        clean: Duration::from_secs(28),
         toggle: (Duration::from_secs(10), Duration::from_secs(20), Duration::from_secs(25)),
-        settle: Duration::from_secs(13),
+        settle: Duration::from_secs(16),
         discovery: Duration::from_secs(3),
     };
 }
@@ -288,9 +293,9 @@ mod tests {
     fn a_quick_baseline_measures_longer_than_a_quick_bridge_run() {
         let quick = Scenario::quick();
         let length = |name: &str| quick.iter().find(|s| s.name == name).unwrap().timing(&Lengths::QUICK).duration;
-        assert_eq!(length("baseline-strong"), Duration::from_secs(45));
-        assert_eq!(length("bridge-strong"), Duration::from_secs(25));
-        assert_eq!(length("ablation-moderate"), Duration::from_secs(25));
+        assert_eq!(length("baseline-strong"), Duration::from_secs(48));
+        assert_eq!(length("bridge-strong"), Duration::from_secs(28));
+        assert_eq!(length("ablation-moderate"), Duration::from_secs(28));
         let figures = length("baseline-strong") - Lengths::QUICK.settle;
         assert!(figures > Duration::from_secs(24), "{figures:?} of figures: Cyclone's bursts need more than 24 s");
     }
