@@ -48,7 +48,7 @@
 //! a clean stretch about once every 80 s. A run of this test saw it: 6.5 Hz forwarded at moderate
 //! (demoted, promoted, demoted). So at moderate the test asserts only that the classifier cut
 //! the rate below the ablation's 8 Hz floor: above it, the subscriber would have spent over
-//! 8.6 of the 12 measured seconds at 10 Hz, which needs a demotion later than 21 s (the
+//! 8.6 of the 12 measured seconds (16–28 s) at 10 Hz, which needs a demotion later than 24 s (the
 //! impairment starts at 3 s, and at 10 Hz the fades come every 1.5 s or so) or a promotion
 //! followed by 5 s without a lost probe at 10 Hz.
 //!
