@@ -21,7 +21,7 @@ pub enum EvalCommand {
         /// DDS implementations, separated by commas: rustdds, cyclonedds, ros2-fastdds.
         #[arg(long, value_name = "IMPL[,IMPL...]", default_value = "rustdds,cyclonedds")]
         rmw: String,
-        /// Short runs for CI (28 s each, the impaired baseline 48 s, figures after 16 s) instead
+        /// Short runs for CI (46 s each, the impaired baseline 48 s, figures after 16 s) instead
         /// of the paper's (180 s, 120 s, 240 s toggle).
         #[arg(long)]
         quick: bool,

@@ -4,7 +4,7 @@
 //! 1. the baseline with a collapsing writer (KEEP_ALL, max_samples 10) under strong bursty loss
 //!    shows the backpressure: the publisher below 25 Hz or the critical p95 over 1 s;
 //! 2. the bridge keeps the publisher at 30 Hz at every severity with every implementation, and
-//!    the critical p95 low (the 2 ms bound is printed, see below);
+//!    the critical p95 under 2 ms at every severity with at least two of the three;
 //! 3. the ablation's critical latency matches the bridge's at moderate, while the classifier cuts
 //!    the noncritical rate (to 3 Hz where the impairment keeps it demoted: strong).
 //!
@@ -17,24 +17,22 @@
 //! (limit 29: a starved timer skips a tick now and then); a demoted subscriber's noncritical rate
 //! is at most 3 Hz by construction (its limiter) and the ablation's 10 Hz (limits 3.5 and 8, on
 //! the rate the bridge writes, from its own reports, not on what the faded path delivers). The
-//! severities are fades of every frame, frequent enough that 12 measured seconds see several.
+//! severities are fades of every frame, frequent enough that 30 measured seconds see several.
 //!
 //! Latency: the bound is a critical p95 under 2 ms at every severity with at least two
-//! implementations. The harness judges it (`checks[]`, `crates/eval/src/report.rs`); this test
-//! prints that verdict and asserts the other two checks, because here the bound still has no
-//! margin a CI assertion can rest on. The worst severity's p95 in four runs of this test after
-//! the Cyclone peer's hand-written codec and the bridge's 2 ms deferral of noncritical copies
-//! (test build, load 0.0–0.9, nothing else running): RustDDS's peers 1.10, 1.07, 1.18 and 1.74
-//! ms; Cyclone's Python peers 1.35, 1.41, 2.48 and 1.36 ms; ROS 2's 1.89, 1.91, 2.31 and 1.99
-//! ms. The check held in three, the second best with 0.59–0.64 ms to spare, and failed in the
-//! third: there Cyclone's mild run had 21 of its 360 samples at 2–8 ms, spread over its 12 s
-//! (p50 1.07 ms), while the bridge's own receive-to-write p99 stayed under 0.7 ms, and ROS 2 was
-//! slower throughout (p50 1.43–1.65 ms against 1.25–1.48). Such stretches hit one run or another
-//! (RustDDS's mild run in the fourth: p99 3.24 ms), and their cause is not known (README,
-//! "Evaluation (seed 004)"). Before those two changes Cyclone's worst was 1.49–1.86 ms and the check
-//! once held by 0.14 ms. Every implementation must keep its critical p95 under 50 ms, the
-//! collapse's scale: a critical sample queued behind a blocked writer waits at least its
-//! max_blocking_time (100 ms), and the collapsing baselines lose seconds.
+//! implementations; the harness judges it (`checks[]`, `crates/eval/src/report.rs`) and this test
+//! asserts that verdict. Its margin: the check rests on the best two of three, and RustDDS's and
+//! Cyclone's peers sit well under the bound: worst severity's p95 0.73–1.20 ms and 1.16–1.41 ms
+//! in the runs of this test and of its four bridge scenarios alone (test build, load 0.0–1.2,
+//! README "Evaluation (seed 004)"); ROS 2's rclpy peers, at 1.56–2.31 ms, are the third. What
+//! failed the bound before were stretches of a few seconds in which the machine slowed every
+//! process at once (about one quick run in eight: 2–8 ms samples against a p50 near 1 ms; in
+//! one, 21 of 360 samples over 2 ms). With 12 s of figures (360 samples) the 18 slowest decided
+//! a p95, so such a stretch could; the bridge runs now give 30 s of figures (900 samples: it
+//! takes 45 slow samples, a stretch four times that one, in both of two implementations, or one
+//! of them with ROS 2 over the bound too). Every implementation must also keep its critical p95
+//! under 50 ms, the collapse's scale: a critical sample queued behind a blocked writer waits at
+//! least its max_blocking_time (100 ms), and the collapsing baselines lose seconds.
 //!
 //! The classifier's cut to 3 Hz is asserted at strong, where the way back's 60 ± 10 ms keeps
 //! every reading above the 50 ms demotion RTT, so the demotion is sustained, and it comes before
@@ -48,9 +46,9 @@
 //! a clean stretch about once every 80 s. A run of this test saw it: 6.5 Hz forwarded at moderate
 //! (demoted, promoted, demoted). So at moderate the test asserts only that the classifier cut
 //! the rate below the ablation's 8 Hz floor: above it, the subscriber would have spent over
-//! 8.6 of the 12 measured seconds (16–28 s) at 10 Hz, which needs a demotion later than 24 s (the
-//! impairment starts at 3 s, and at 10 Hz the fades come every 1.5 s or so) or a promotion
-//! followed by 5 s without a lost probe at 10 Hz.
+//! 21.4 of the 30 measured seconds (16–46 s) at 10 Hz, which needs a demotion later than 24 s
+//! (the impairment starts at 3 s, and at 10 Hz the fades come every 1.5 s or so) or promotions
+//! whose 10 Hz stretches add up to that, each after 12 s without a lost probe.
 //!
 //! It also checks that the critical stream stays off the slow subscriber's impaired link (the
 //! emulator's bytes toward it per published sample, see `slow_link_carries_no_critical_stream`).
@@ -152,14 +150,14 @@ fn quick_evaluation_shows_the_collapse_the_protection_and_the_ablation() {
         let strong = f(of("bridge-strong", i), "noncritical_forwarded_hz");
         assert!(strong <= 3.5, "{i}: the classifier's noncritical rate at strong is {strong} Hz, not 3 Hz");
     }
-    // The harness's own verdicts on the three checks: the backpressure and the ablation
-    // asserted, the 2 ms bound printed (see the module's comment).
+    // The harness's own verdicts on the three checks (the 2 ms bound's margin: see the
+    // module's comment).
     let checks = summary["checks"].as_array().expect("checks");
     for c in checks {
         eprintln!("{}: {} ({})", c["name"], c["pass"], c["detail"]);
     }
     assert_eq!(checks.len(), 3, "{checks:?}");
-    for c in [&checks[0], &checks[2]] {
+    for c in checks {
         assert_eq!(c["pass"], true, "{}: {}", c["name"], c["detail"]);
     }
     for file in ["summary.md", "charts/rustdds-critical-latency.png", "charts/cyclonedds-classifier-state.svg"] {

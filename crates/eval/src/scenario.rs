@@ -237,18 +237,20 @@ impl Lengths {
         discovery: Duration::from_secs(3),
     };
     /// `--quick`: long enough for the classifier to demote before the figures start, and for
-    /// 12 s of figures after the settling time, clean runs too (at 15 s a clean run's p95 came
-    /// from 60 samples, so its three slowest decided it); 32 s of figures for an impaired
-    /// baseline. The demotion usually comes with the first fades, 4–7.5 s after the
+    /// 30 s of figures after the settling time, clean runs too, so that the critical p95 comes
+    /// from 900 samples: with 12 s (360 samples, its 18 slowest deciding it) one stretch of a
+    /// few seconds in which the machine slowed every process (seen in about one quick run in
+    /// eight, 2–8 ms samples against a p50 near 1 ms) decided a run's p95; 32 s of figures for
+    /// an impaired baseline. The demotion usually comes with the first fades, 4–7.5 s after the
     /// impairment starts at 3 s; without a fade it rests on the RTT alone: the probe window's
     /// 10 s mean passes the 50 ms threshold 8.3 s after the way back turns 60 ms slow (strong),
     /// and three consecutive bad evaluations, one a second, demote by 14 s after the start.
     /// A CI run saw it (first fade 7.6 s late, demoted at 13.0 s), when the figures began at
     /// 13 s and counted a second of 10 Hz noncritical forwarding: they begin at 16 s now.
     pub const QUICK: Lengths = Lengths {
-        impaired: Duration::from_secs(28),
+        impaired: Duration::from_secs(46),
         impaired_baseline: Duration::from_secs(48),
-        clean: Duration::from_secs(28),
+        clean: Duration::from_secs(46),
         toggle: (Duration::from_secs(10), Duration::from_secs(20), Duration::from_secs(25)),
         settle: Duration::from_secs(16),
         discovery: Duration::from_secs(3),
@@ -294,8 +296,9 @@ mod tests {
         let quick = Scenario::quick();
         let length = |name: &str| quick.iter().find(|s| s.name == name).unwrap().timing(&Lengths::QUICK).duration;
         assert_eq!(length("baseline-strong"), Duration::from_secs(48));
-        assert_eq!(length("bridge-strong"), Duration::from_secs(28));
-        assert_eq!(length("ablation-moderate"), Duration::from_secs(28));
+        assert_eq!(length("bridge-strong"), Duration::from_secs(46));
+        assert_eq!(length("ablation-moderate"), Duration::from_secs(46));
+        assert_eq!(length("bridge-clean") - Lengths::QUICK.settle, Duration::from_secs(30), "a bridge run's figures");
         let figures = length("baseline-strong") - Lengths::QUICK.settle;
         assert!(figures > Duration::from_secs(24), "{figures:?} of figures: Cyclone's bursts need more than 24 s");
     }
