@@ -21,18 +21,22 @@
 //!
 //! Latency: the bound is a critical p95 under 2 ms at every severity with at least two
 //! implementations; the harness judges it (`checks[]`, `crates/eval/src/report.rs`) and this test
-//! asserts that verdict. Its margin: the check rests on the best two of three, and RustDDS's and
-//! Cyclone's peers sit well under the bound: worst severity's p95 0.73–1.20 ms and 1.16–1.41 ms
-//! in the runs of this test and of its four bridge scenarios alone (test build, load 0.0–1.2,
-//! README "Evaluation (seed 004)"); ROS 2's rclpy peers, at 1.56–2.31 ms, are the third. What
-//! failed the bound before were stretches of a few seconds in which the machine slowed every
-//! process at once (about one quick run in eight: 2–8 ms samples against a p50 near 1 ms; in
-//! one, 21 of 360 samples over 2 ms). With 12 s of figures (360 samples) the 18 slowest decided
-//! a p95, so such a stretch could; the bridge runs now give 30 s of figures (900 samples: it
-//! takes 45 slow samples, a stretch four times that one, in both of two implementations, or one
-//! of them with ROS 2 over the bound too). Every implementation must also keep its critical p95
-//! under 50 ms, the collapse's scale: a critical sample queued behind a blocked writer waits at
-//! least its max_blocking_time (100 ms), and the collapsing baselines lose seconds.
+//! asserts that verdict. It rests on the best two of three: RustDDS's and Cyclone's peers, whose
+//! worst severity's p95 was 0.97–1.18 ms and 1.16–1.41 ms in ten runs of the bridge scenarios
+//! (this test or its four bridge runs alone, test build, load up to 1.2), once 1.74 and 2.48;
+//! ROS 2's rclpy peers (1.6–2.6 ms) are the third. Those two were stretches of a few seconds in
+//! which the machine slowed every process at once (2–8 ms samples against a p50 near 1 ms; 21 of
+//! 360 samples over 2 ms in the 2.48 ms run). With 12 s of figures (360 samples) the 18 slowest
+//! decided a p95; the bridge runs now give 30 s (900 samples), so it takes 45 slow samples, 2.5
+//! times as many, in both of the two best implementations at once. Three runs of this
+//! test so, one with a nice-0 busy loop beside it: RustDDS worst 0.99, 1.00, 1.10 ms, Cyclone
+//! 1.25, 1.38, 1.25. The margin needs the machine to this test, or at most a core's worth of
+//! other work beside it: with two busy loops saturating both cores every implementation failed
+//! (RustDDS 3.54, Cyclone 2.94 ms; the run's processes are at nice -10). Cargo runs test binaries
+//! one at a time and this binary's other test takes a second, so in CI nothing runs beside it.
+//! Every implementation must also keep its critical p95 under 50 ms, the collapse's scale: a
+//! critical sample queued behind a blocked writer waits at least its max_blocking_time (100 ms),
+//! and the collapsing baselines lose seconds.
 //!
 //! The classifier's cut to 3 Hz is asserted at strong, where the way back's 60 ± 10 ms keeps
 //! every reading above the 50 ms demotion RTT, so the demotion is sustained, and it comes before
