@@ -50,7 +50,7 @@
 //! a clean stretch about once every 80 s. A run of this test saw it: 6.5 Hz forwarded at moderate
 //! (demoted, promoted, demoted). So at moderate the test asserts only that the classifier cut
 //! the rate below the ablation's 8 Hz floor: above it, the subscriber would have spent over
-//! 21.4 of the 30 measured seconds (16–46 s) at 10 Hz, which needs a demotion later than 24 s
+//! 21.4 of the 30 measured seconds (16–46 s) at 10 Hz, which needs a demotion later than 37 s
 //! (the impairment starts at 3 s, and at 10 Hz the fades come every 1.5 s or so) or promotions
 //! whose 10 Hz stretches add up to that, each after 12 s without a lost probe.
 //!
