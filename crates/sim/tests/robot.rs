@@ -155,3 +155,17 @@ fn a_fading_link_never_runs_the_world_backwards() {
         }
     }
 }
+
+/// The daemon takes the probes' answers at its polls and changes HTB's rate by
+/// running `tc` there, sleeping its poll interval after it: one change per poll at
+/// most, and polls after a change come `tc`'s time later (10 + 3 ms apart).
+#[test]
+fn the_link_rate_changes_at_most_once_per_poll_and_tc() {
+    let config = step_drop(RateMode::Auto, 8);
+    let poll = config.profile.profile().congestion.poll_interval.as_nanos() as u64;
+    let phase = run_phase(&config, true);
+    let changes: Vec<u64> = phase.link_rate.iter().skip(1).map(|&(t, _)| t).collect();
+    assert!(changes.len() > 5, "the drop moves the estimate: {changes:?}");
+    let closest = changes.windows(2).map(|w| w[1] - w[0]).min().unwrap();
+    assert!(closest >= poll + 3_000_000, "two changes {closest} ns apart: {changes:?}");
+}
