@@ -104,7 +104,7 @@ pub fn checks(runs: &[RunSummary]) -> Vec<Check> {
 /// Check 1: at least two implementations whose collapsing baseline shows the backpressure, as
 /// check 2 counts them. A writer shows it only while its implementation keeps the slow reader
 /// matched: under strong loss both ways the reader's announcements can all be lost for a whole
-/// lease (Cyclone's 10 s), the writer drops it and publishes 30 Hz again. A CI run saw Cyclone's
+/// lease (Cyclone's default 10 s), and then the writer drops it and publishes 30 Hz again. A CI run saw Cyclone's
 /// writer at 0 Hz from 7 to 17 s and at 30 Hz from 18 s on, before and through its figures
 /// (from 16 s): 27.6 Hz, while RustDDS's and ROS 2's collapsed (5.7 and 5.2 Hz).
 fn backpressure_check(runs: &[RunSummary]) -> Check {
