@@ -104,29 +104,39 @@ pub fn checks(runs: &[RunSummary]) -> Vec<Check> {
 /// Check 1: at least two implementations whose collapsing baseline shows the backpressure, as
 /// check 2 counts them. A writer shows it only while its implementation keeps the slow reader
 /// matched: under strong loss both ways the reader's announcements can all be lost for a whole
-/// lease (Cyclone's default 10 s), and then the writer drops it and publishes 30 Hz again. A CI run saw Cyclone's
-/// writer at 0 Hz from 7 to 17 s and at 30 Hz from 18 s on, before and through its figures
-/// (from 16 s): 27.6 Hz, while RustDDS's and ROS 2's collapsed (5.7 and 5.2 Hz).
+/// lease (Cyclone's default 10 s), and then the writer drops it and publishes 30 Hz again. A CI
+/// run saw Cyclone's writer at 0 Hz from 7 to 17 s and at 30 Hz from 18 s on, before and through
+/// its figures (from 16 s): 27.6 Hz, while RustDDS's and ROS 2's collapsed (5.7 and 5.2 Hz).
 fn backpressure_check(runs: &[RunSummary]) -> Check {
     let collapsing: Vec<&RunSummary> = runs.iter().filter(|r| r.name == "baseline-strong").collect();
     let shows = |r: &RunSummary| r.publisher_rate_hz < 25.0 || r.critical_latency_ms.p95 > 1000.0;
     let showing: Vec<Implementation> = collapsing.iter().filter(|r| shows(r)).map(|r| r.implementation).collect();
-    let runs_detail = collapsing.iter().map(|r| {
+    two_implementations(
+        "the baseline with a collapsing writer (KEEP_ALL, max_samples 10) shows backpressure under strong loss (publisher < 25 Hz or critical p95 > 1 s), with at least two implementations",
+        "shown by",
+        &collapsing,
+        &showing,
+    )
+}
+
+/// A check that at least two implementations pass (`passing`, out of those of `runs`): the
+/// verdict (`verb` and who), then every run's publisher rate and critical p95. No runs: not
+/// judged.
+fn two_implementations(name: &str, verb: &str, runs: &[&RunSummary], passing: &[Implementation]) -> Check {
+    let figures = runs.iter().map(|r| {
         format!(
-            "{} {}: {:.1} Hz, p95 {:.0} ms",
+            "{} {}: {:.1} Hz, p95 {:.2} ms",
             r.implementation.name(),
             r.name,
             r.publisher_rate_hz,
             r.critical_latency_ms.p95
         )
     });
-    let verdict = format!("shown by {}", if showing.is_empty() { "none".to_string() } else { names(&showing) });
+    let who = if passing.is_empty() { "none".to_string() } else { names(passing) };
     Check {
-        name:
-            "the baseline with a collapsing writer (KEEP_ALL, max_samples 10) shows backpressure under strong loss (publisher < 25 Hz or critical p95 > 1 s), with at least two implementations"
-                .into(),
-        pass: (!collapsing.is_empty()).then_some(showing.len() >= 2),
-        detail: std::iter::once(verdict).chain(runs_detail).collect::<Vec<_>>().join("; "),
+        name: name.into(),
+        pass: (!runs.is_empty()).then_some(passing.len() >= 2),
+        detail: std::iter::once(format!("{verb} {who}")).chain(figures).collect::<Vec<_>>().join("; "),
     }
 }
 
@@ -145,21 +155,12 @@ fn protection_check(runs: &[RunSummary]) -> Check {
         .into_iter()
         .filter(|i| bridged.iter().filter(|r| r.implementation == *i).all(|r| keeps(r)))
         .collect();
-    let runs_detail = bridged.iter().map(|r| {
-        format!(
-            "{} {}: {:.1} Hz, p95 {:.2} ms",
-            r.implementation.name(),
-            r.name,
-            r.publisher_rate_hz,
-            r.critical_latency_ms.p95
-        )
-    });
-    let verdict = format!("held by {}", if holding.is_empty() { "none".to_string() } else { names(&holding) });
-    Check {
-        name: "the bridge keeps the publisher at 30 Hz and critical p95 under 2 ms at every severity, with at least two implementations".into(),
-        pass: (!bridged.is_empty()).then_some(holding.len() >= 2),
-        detail: std::iter::once(verdict).chain(runs_detail).collect::<Vec<_>>().join("; "),
-    }
+    two_implementations(
+        "the bridge keeps the publisher at 30 Hz and critical p95 under 2 ms at every severity, with at least two implementations",
+        "held by",
+        &bridged,
+        &holding,
+    )
 }
 
 fn names(implementations: &[Implementation]) -> String {
