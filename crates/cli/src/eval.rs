@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use bauxite_eval::peer::{HistoryKind, PubOptions, SubOptions};
-use bauxite_eval::{EvalOptions, Implementation, Lengths, Scenario};
+use bauxite_eval::{EvalOptions, Implementation, Lengths, Scenario, Scheduling};
 
 /// `bauxite eval`.
 #[derive(clap::Subcommand)]
@@ -25,6 +25,11 @@ pub enum EvalCommand {
         /// of the paper's (180 s, 120 s, 240 s toggle).
         #[arg(long)]
         quick: bool,
+        /// Run the critical path (publisher, bridge, critical subscriber) as ordinary processes
+        /// at nice -10, like the rest, instead of under SCHED_FIFO as a robot runs its control
+        /// loop: the figures then include the testbed's contention for the machine's cores.
+        #[arg(long)]
+        no_realtime: bool,
         /// Where summary.json, summary.md, charts and each run's recording and logs go.
         #[arg(long)]
         out: PathBuf,
@@ -94,12 +99,15 @@ fn seconds(flag: &str, s: f64) -> Result<Duration> {
 /// Runs `bauxite eval …`.
 pub fn run(command: EvalCommand) -> Result<()> {
     match command {
-        EvalCommand::Bridge { scenario, rmw, quick, out } => bridge(scenario, &rmw, quick, out),
+        EvalCommand::Bridge { scenario, rmw, quick, no_realtime, out } => {
+            let scheduling = if no_realtime { Scheduling::Niced } else { Scheduling::Realtime };
+            bridge(scenario, &rmw, quick, scheduling, out)
+        }
         EvalCommand::Peer { role } => peer(role),
     }
 }
 
-fn bridge(scenario: Option<String>, rmw: &str, quick: bool, out: PathBuf) -> Result<()> {
+fn bridge(scenario: Option<String>, rmw: &str, quick: bool, scheduling: Scheduling, out: PathBuf) -> Result<()> {
     let scenarios = Scenario::select(scenario.as_deref(), quick)?;
     let mut implementations = Vec::new();
     for name in rmw.split(',').map(str::trim) {
@@ -115,6 +123,7 @@ fn bridge(scenario: Option<String>, rmw: &str, quick: bool, out: PathBuf) -> Res
         scenarios,
         implementations,
         lengths: if quick { Lengths::QUICK } else { Lengths::PAPER },
+        scheduling,
         stop: super::stop_on_signals()?,
     };
     let total = (options.scenarios.len() * options.implementations.len()) as u64;

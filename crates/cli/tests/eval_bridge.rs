@@ -6,7 +6,7 @@
 //!    least two of the three implementations (a writer whose implementation drops the slow reader
 //!    when its lease expires publishes 30 Hz again: `backpressure_check` in the harness);
 //! 2. the bridge keeps the publisher at 30 Hz at every severity with every implementation, and
-//!    the critical p95 low (the 2 ms bound, with two of the three, is printed: below);
+//!    the critical p95 under 2 ms with at least two of the three (see Latency, below);
 //! 3. the ablation's critical latency matches the bridge's at moderate, while the classifier cuts
 //!    the noncritical rate (to 3 Hz where the impairment keeps it demoted: strong).
 //!
@@ -22,19 +22,21 @@
 //! severities are fades of every frame, frequent enough that 30 measured seconds see several.
 //!
 //! Latency: the bound is a critical p95 under 2 ms at every severity with at least two
-//! implementations. The harness judges it (`checks[]`, `crates/eval/src/report.rs`); this test
-//! prints that verdict and does not assert it, because the bound has no margin a CI assertion
-//! can rest on. It rests on the best two of three, RustDDS's and Cyclone's peers (ROS 2's rclpy
-//! peers are at 1.6–3.3 ms). With 12 s of figures per bridge run their worst severity's p95 was
-//! 0.97–1.18 and 1.16–1.41 ms in ten runs, once 1.74 and 2.48 (a few seconds in which every
-//! process slowed decided a 360-sample p95). With 30 s of figures (900 samples, the runs'
-//! length now) five runs of this test gave RustDDS 0.99, 1.00, 1.10, 1.62 and 1.02 ms and
-//! Cyclone 1.25, 1.38, 1.25, 1.65 and 2.07 ms: the last, a landing check on a quiet machine,
-//! failed the bound at strong. A sixth, with two busy loops saturating both cores, failed for
-//! every implementation (RustDDS 3.54, Cyclone 2.94 ms; the run's processes are at nice -10).
-//! What is asserted: every implementation keeps its critical p95 under 50 ms, the collapse's
-//! scale: a critical sample queued behind a blocked writer waits at least its
-//! max_blocking_time (100 ms), and the collapsing baselines lose seconds.
+//! implementations, asserted from the harness's verdict (`checks[]`, `crates/eval/src/report.rs`).
+//! It rests on the critical path (publisher, bridge, critical subscriber) running under SCHED_FIFO,
+//! as a robot runs its control loop (`Scheduling::Realtime`, the default; the test asserts the
+//! kernel reported it for every run). As ordinary processes (nice -10, `--no-realtime`) the bound
+//! had no margin on this 2-core machine: the slow subscriber decodes the same scan at the same
+//! instant as the critical one, and six runs of this test gave Cyclone's worst severity 1.25–2.07
+//! ms (the 2.07 on a quiet machine, a landing check) and, with two busy loops saturating both
+//! cores, RustDDS 3.54 and Cyclone 2.94 ms. Under SCHED_FIFO, with the same two busy loops
+//! (`bauxite eval bridge --quick --scenario bridge-clean,bridge-mild,bridge-moderate,bridge-strong`),
+//! the worst severity's p95 was RustDDS 1.15 and Cyclone 1.29 ms (p99 1.47 and 1.45): load
+//! outside the critical path no longer reaches it, and the bound has a margin of 0.7 ms over the
+//! worst of those samples with two of three implementations needed. What is left is the machine
+//! itself slowing every process (a hypervisor's steal), which no priority removes. Every
+//! implementation, the third too, keeps its p95 under 50 ms (asserted), the collapse's scale: a
+//! critical sample queued behind a blocked writer waits at least its max_blocking_time (100 ms).
 //!
 //! The classifier's cut to 3 Hz is asserted at strong, where the way back's 60 ± 10 ms keeps
 //! every reading above the 50 ms demotion RTT, so the demotion is sustained, and it comes before
@@ -133,6 +135,7 @@ fn quick_evaluation_shows_the_collapse_the_protection_and_the_ablation() {
             let r = of(&format!("bridge-{severity}"), i);
             assert!(f(r, "publisher_rate_hz") >= 29.0, "{i} bridge-{severity}: publisher {r}");
             assert!(p95(r) < 50.0, "{i} bridge-{severity}: critical p95 {r}");
+            assert_eq!(r["critical_path_fifo"], true, "{i} bridge-{severity}: not under SCHED_FIFO: {r}");
             slow_link_carries_no_critical_stream(r);
         }
         // 3. The ablation: the same critical protection, without the classifier's rate cut.
@@ -150,14 +153,13 @@ fn quick_evaluation_shows_the_collapse_the_protection_and_the_ablation() {
         let strong = f(of("bridge-strong", i), "noncritical_forwarded_hz");
         assert!(strong <= 3.5, "{i}: the classifier's noncritical rate at strong is {strong} Hz, not 3 Hz");
     }
-    // The harness's own verdicts on the three checks: the backpressure and the ablation
-    // asserted, the 2 ms bound printed (see the module's comment).
+    // The harness's own verdicts on the three checks.
     let checks = summary["checks"].as_array().expect("checks");
     for c in checks {
         eprintln!("{}: {} ({})", c["name"], c["pass"], c["detail"]);
     }
     assert_eq!(checks.len(), 3, "{checks:?}");
-    for c in [&checks[0], &checks[2]] {
+    for c in checks {
         assert_eq!(c["pass"], true, "{}: {}", c["name"], c["detail"]);
     }
     for file in ["summary.md", "charts/rustdds-critical-latency.png", "charts/cyclonedds-classifier-state.svg"] {

@@ -23,6 +23,7 @@ use std::sync::atomic::AtomicBool;
 
 pub use implementation::{Implementation, PeerLauncher};
 pub use report::Summary;
+pub use run::Scheduling;
 pub use scenario::{Lengths, Scenario};
 
 /// Why the evaluation could not run or stopped.
@@ -89,6 +90,8 @@ pub struct EvalOptions {
     pub implementations: Vec<Implementation>,
     /// Run lengths.
     pub lengths: Lengths,
+    /// How the processes are scheduled.
+    pub scheduling: Scheduling,
     /// Set by SIGINT/SIGTERM: the run under way stops and is cleaned up.
     pub stop: Arc<AtomicBool>,
 }
@@ -101,8 +104,13 @@ pub fn evaluate(options: &EvalOptions, mut progress: impl FnMut(usize, usize, &s
         launcher.check(*i)?;
     }
     std::fs::create_dir_all(&options.out).map_err(EvalError::io(format!("creating {}", options.out.display())))?;
-    let ctx =
-        run::RunContext { exe: &options.exe, launcher: &launcher, lengths: &options.lengths, stop: &options.stop };
+    let ctx = run::RunContext {
+        exe: &options.exe,
+        launcher: &launcher,
+        lengths: &options.lengths,
+        scheduling: options.scheduling,
+        stop: &options.stop,
+    };
     let total = options.scenarios.len() * options.implementations.len();
     let settle_ns = options.lengths.settle.as_nanos() as u64;
     let mut rows = Vec::new();
@@ -141,6 +149,7 @@ pub fn evaluate(options: &EvalOptions, mut progress: impl FnMut(usize, usize, &s
         checks: report::checks(&rows),
         runs: rows,
         lengths: options.lengths,
+        scheduling: options.scheduling.describe(),
         severities: scenario::Severity::ALL.iter().map(|s| (s.name.to_string(), s.describe())).collect(),
     };
     let json = serde_json::to_string_pretty(&summary).map_err(EvalError::Encode)?;

@@ -45,6 +45,8 @@ pub struct RunSummary {
     pub toggle: bool,
     /// The publisher's writer settings.
     pub writer: String,
+    /// Whether the critical path (publisher, bridge, critical subscriber) ran under SCHED_FIFO.
+    pub critical_path_fifo: bool,
     /// Every other figure.
     #[serde(flatten)]
     pub metrics: RunMetrics,
@@ -67,6 +69,7 @@ impl RunSummary {
             transitions: metrics.transitions,
             toggle: s.toggle,
             writer: s.writer(record.implementation).describe(),
+            critical_path_fifo: record.critical_path_fifo,
             metrics,
         }
     }
@@ -92,6 +95,8 @@ pub struct Summary {
     pub checks: Vec<Check>,
     /// Run lengths used.
     pub lengths: Lengths,
+    /// How the processes were scheduled (`Scheduling::describe`).
+    pub scheduling: String,
     /// The severities' parameters.
     pub severities: Vec<(String, String)>,
 }
@@ -262,6 +267,7 @@ pub fn markdown(summary: &Summary) -> String {
         summary.lengths.toggle.2.as_secs(),
         summary.lengths.settle.as_secs()
     );
+    let _ = writeln!(s, "Scheduling: {}.\n", summary.scheduling);
     s.push_str("Severities (the slow subscriber's path; netem's Gilbert–Elliott parameters):\n\n");
     for (name, text) in &summary.severities {
         let _ = writeln!(s, "- **{name}**: {text}");
@@ -508,6 +514,7 @@ mod tests {
             transitions: 1,
             toggle: false,
             writer: String::new(),
+            critical_path_fifo: true,
             metrics: RunMetrics { noncritical_forwarded_hz: Some(forwarded_hz), ..RunMetrics::default() },
         }
     }

@@ -32,18 +32,52 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 const DRAIN: Duration = Duration::from_secs(1);
 /// SIGTERM's grace before SIGKILL.
 const GRACE: Duration = Duration::from_secs(5);
-/// Every process of a run runs at this niceness, so that other work on the machine (builds,
-/// at the default 0 or nicer) does not enter the figures: the paper's harness had its machine
-/// to itself. `nice` execs the program, so the pid a guard holds is the program's.
+/// Every process off the critical path runs at this niceness (and, under
+/// [`Scheduling::Niced`], every process), so that other work on the machine (builds, at the
+/// default 0 or nicer) does not enter the figures: the paper's harness had its machine to
+/// itself. `nice` and `chrt` exec the program, so the pid a guard holds is the program's.
 const NICENESS: &str = "-10";
+/// The SCHED_FIFO priority of the critical path under [`Scheduling::Realtime`]: the middle of
+/// 1–99, where ROS 2's real-time guidance puts control threads, above every SCHED_OTHER task
+/// and below the kernel's own real-time threads (99).
+const FIFO_PRIORITY: &str = "50";
 
-/// A command running `program args` in `ns` at [`NICENESS`].
-fn niced(ns: &Netns, program: &Path, args: &[&str]) -> std::process::Command {
-    let mut line = vec!["-n", NICENESS];
-    let program = program.to_string_lossy();
-    line.push(&program);
-    line.extend_from_slice(args);
-    ns.command("nice", &line)
+/// How the run's processes are scheduled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scheduling {
+    /// The critical path (publisher, bridge, critical subscriber) under SCHED_FIFO, as a robot
+    /// runs its control loop; the slow subscriber and the probe responder at nice -10. On a
+    /// 2-core machine the slow subscriber decodes the same scan at the same instant as the
+    /// critical one, and the link emulator relays its frames: without this, the critical
+    /// latency measures the testbed's contention for two cores, not the bridge.
+    Realtime,
+    /// Every process at nice -10, as ordinary processes.
+    Niced,
+}
+
+impl Scheduling {
+    /// For the summary: how the critical path ran.
+    pub fn describe(self) -> String {
+        match self {
+            Self::Realtime => format!(
+                "publisher, bridge and critical subscriber under SCHED_FIFO {FIFO_PRIORITY}; slow subscriber and probe responder at nice {NICENESS}"
+            ),
+            Self::Niced => format!("every process at nice {NICENESS}"),
+        }
+    }
+
+    /// A command running `program args` in `ns`, scheduled for its place in the run.
+    fn command(self, ns: &Netns, on_critical_path: bool, program: &Path, args: &[&str]) -> std::process::Command {
+        let program = program.to_string_lossy();
+        let (launcher, mut line) = match (self, on_critical_path) {
+            (Self::Realtime, true) => ("chrt", vec!["--fifo", FIFO_PRIORITY]),
+            _ => ("nice", vec!["-n", NICENESS]),
+        };
+        line.push(&program);
+        line.extend_from_slice(args);
+        ns.command(launcher, &line)
+    }
 }
 
 /// What one run produced: the peers' lines and the bridge's recording, as they came.
@@ -72,6 +106,9 @@ pub struct RunRecord {
     pub bridge_usage: Option<(f64, f64)>,
     /// What the emulator carried and lost each way.
     pub link: Option<EmulatorReport>,
+    /// Whether the publisher, the bridge (if any) and the critical subscriber ran under
+    /// SCHED_FIFO, as the kernel reported once all were ready.
+    pub critical_path_fifo: bool,
     /// The run's directory (logs, configs).
     pub dir: PathBuf,
 }
@@ -86,12 +123,20 @@ struct Peer {
 }
 
 impl Peer {
-    /// Starts `line` in `ns`; stderr goes to `<dir>/<name>.log`.
-    fn spawn(ns: &Netns, line: &[String], dir: &Path, name: &str) -> Result<Self, EvalError> {
+    /// Starts `line` in `ns`, scheduled by `scheduling` for its place; stderr goes to
+    /// `<dir>/<name>.log`.
+    fn spawn(
+        ns: &Netns,
+        (scheduling, on_critical_path): (Scheduling, bool),
+        line: &[String],
+        dir: &Path,
+        name: &str,
+    ) -> Result<Self, EvalError> {
         let log = dir.join(format!("{name}.log"));
         let stderr = std::fs::File::create(&log).map_err(EvalError::io(format!("creating {}", log.display())))?;
         let args: Vec<&str> = line[1..].iter().map(String::as_str).collect();
-        let mut child = niced(ns, Path::new(&line[0]), &args)
+        let mut child = scheduling
+            .command(ns, on_critical_path, Path::new(&line[0]), &args)
             .env("ROS_DOMAIN_ID", DOMAIN.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -163,6 +208,18 @@ struct BridgeProcesses {
     recording: PathBuf,
 }
 
+/// SCHED_FIFO in `/proc/PID/stat`'s policy field.
+const SCHED_FIFO: u32 = 1;
+
+/// The scheduling policy of `pid` as the kernel reports it (`/proc/PID/stat`'s 41st field:
+/// 0 SCHED_OTHER, 1 SCHED_FIFO, …); `None` once it has gone. Read rather than assumed, so the
+/// summary says how the critical path really ran.
+fn scheduling_policy(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the parenthesised command name start at the 3rd.
+    stat.rsplit_once(')')?.1.split_whitespace().nth(41 - 3)?.parse().ok()
+}
+
 fn realtime_ns() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }
@@ -182,7 +239,13 @@ fn bridge_config(classifier: bool, interfaces: Ipv4Addr, record: &Path) -> Strin
     )
 }
 
-fn start_bridge(exe: &Path, tb: &Testbed, classifier: bool, dir: &Path) -> Result<BridgeProcesses, EvalError> {
+fn start_bridge(
+    exe: &Path,
+    scheduling: Scheduling,
+    tb: &Testbed,
+    classifier: bool,
+    dir: &Path,
+) -> Result<BridgeProcesses, EvalError> {
     let recording = dir.join("bridge.mcap");
     let write = |name: &str, text: String| -> Result<PathBuf, EvalError> {
         let path = dir.join(name);
@@ -191,10 +254,11 @@ fn start_bridge(exe: &Path, tb: &Testbed, classifier: bool, dir: &Path) -> Resul
     };
     let bridge_yaml = write("bridge.yaml", bridge_config(classifier, BRIDGE_ADDR, &recording))?;
     let responder_yaml = write("responder.yaml", bridge_config(classifier, SLOW_ADDR, &dir.join("unused.mcap")))?;
-    let spawn = |ns: &Netns, args: &[&str], log: &str| -> Result<ChildGuard, EvalError> {
+    let spawn = |ns: &Netns, on_critical_path: bool, args: &[&str], log: &str| -> Result<ChildGuard, EvalError> {
         let path = dir.join(log);
         let stderr = std::fs::File::create(&path).map_err(EvalError::io(format!("creating {}", path.display())))?;
-        let child = niced(ns, exe, args)
+        let child = scheduling
+            .command(ns, on_critical_path, exe, args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr)
@@ -204,10 +268,11 @@ fn start_bridge(exe: &Path, tb: &Testbed, classifier: bool, dir: &Path) -> Resul
     };
     let responder = spawn(
         &tb.slow,
+        false,
         &["probe-responder", "--config", &responder_yaml.display().to_string(), "--name", "slow"],
         "responder.log",
     )?;
-    let bridge = spawn(&tb.bridge, &["bridge", "--config", &bridge_yaml.display().to_string()], "bridge.log")?;
+    let bridge = spawn(&tb.bridge, true, &["bridge", "--config", &bridge_yaml.display().to_string()], "bridge.log")?;
     Ok(BridgeProcesses { bridge, responder, started: Instant::now(), recording })
 }
 
@@ -235,6 +300,8 @@ pub struct RunContext<'a> {
     pub launcher: &'a PeerLauncher,
     /// Run lengths.
     pub lengths: &'a Lengths,
+    /// How the processes are scheduled.
+    pub scheduling: Scheduling,
     /// Set by SIGINT/SIGTERM.
     pub stop: &'a AtomicBool,
 }
@@ -264,8 +331,8 @@ pub fn run_one(
     let mut tb = Testbed::create(&Severity::CLEAN, seed)?;
     let bridge = match scenario.setup {
         Setup::Baseline => None,
-        Setup::Bridge => Some(start_bridge(ctx.exe, &tb, true, dir)?),
-        Setup::Ablation => Some(start_bridge(ctx.exe, &tb, false, dir)?),
+        Setup::Bridge => Some(start_bridge(ctx.exe, ctx.scheduling, &tb, true, dir)?),
+        Setup::Ablation => Some(start_bridge(ctx.exe, ctx.scheduling, &tb, false, dir)?),
     };
     let (critical_topic, slow_topic, slow_best_effort) = match bridge {
         None => ("rt/scan", "rt/scan", false),
@@ -274,12 +341,13 @@ pub fn run_one(
     let line = |args: Vec<String>| ctx.launcher.command_line(implementation, &args);
     let mut critical = Peer::spawn(
         &tb.critical,
+        (ctx.scheduling, true),
         &line(sub_args(critical_topic, false, timing.duration, CRITICAL_ADDR))?,
         dir,
         "critical",
     )?;
     let slow_args = sub_args(slow_topic, slow_best_effort, timing.duration, SLOW_ADDR);
-    let mut slow = Peer::spawn(&tb.slow, &line(slow_args)?, dir, "slow")?;
+    let mut slow = Peer::spawn(&tb.slow, (ctx.scheduling, false), &line(slow_args)?, dir, "slow")?;
     critical.wait_ready(ctx.stop)?;
     slow.wait_ready(ctx.stop)?;
     let mut pub_args = vec![
@@ -298,9 +366,12 @@ pub fn run_one(
         PUB_ADDR.to_string(),
     ];
     pub_args.extend(scenario.writer(implementation).flags());
-    let mut publisher = Peer::spawn(&tb.publisher, &line(pub_args)?, dir, "publisher")?;
+    let mut publisher = Peer::spawn(&tb.publisher, (ctx.scheduling, true), &line(pub_args)?, dir, "publisher")?;
     publisher.wait_ready(ctx.stop)?;
     let start_ns = realtime_ns();
+    let mut critical_path = vec![publisher.guard.id(), critical.guard.id()];
+    critical_path.extend(bridge.as_ref().map(|b| b.bridge.id()));
+    let critical_path_fifo = critical_path.into_iter().all(|pid| scheduling_policy(pid) == Some(SCHED_FIFO));
     let switches = drive(&tb, scenario, &timing, &mut publisher, ctx.stop)?;
     std::thread::sleep(DRAIN);
     let published = publisher.finish();
@@ -325,6 +396,7 @@ pub fn run_one(
         bridge_recording,
         bridge_usage,
         link,
+        critical_path_fifo,
         dir: dir.to_path_buf(),
     })
 }
@@ -361,4 +433,37 @@ fn drive(
         std::thread::sleep(Duration::from_millis(50));
     }
     Ok(switches)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The critical path runs under SCHED_FIFO and the rest as ordinary processes, as the
+    /// kernel reports them; `--no-realtime` runs everything as ordinary processes.
+    #[test]
+    fn the_critical_path_alone_runs_under_sched_fifo() {
+        if !bauxite_sys::root_or_skip("the_critical_path_alone_runs_under_sched_fifo") {
+            return;
+        }
+        let here = Netns::current();
+        let policy = |scheduling: Scheduling, on_critical_path: bool| {
+            let child =
+                scheduling.command(&here, on_critical_path, Path::new("sleep"), &["30"]).spawn().expect("start sleep");
+            let mut guard = ChildGuard::new(child, Duration::from_secs(1));
+            // `chrt` and `nice` set the policy before they exec `sleep`: wait for the exec.
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while std::fs::read_to_string(format!("/proc/{}/comm", guard.id())).unwrap_or_default().trim() != "sleep" {
+                assert!(Instant::now() < deadline, "sleep did not start");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let policy = scheduling_policy(guard.id());
+            guard.stop().expect("stop sleep");
+            policy
+        };
+        assert_eq!(policy(Scheduling::Realtime, true), Some(SCHED_FIFO));
+        assert_eq!(policy(Scheduling::Realtime, false), Some(0));
+        assert_eq!(policy(Scheduling::Niced, true), Some(0));
+        assert_eq!(scheduling_policy(u32::MAX), None, "no such process");
+    }
 }
