@@ -235,7 +235,7 @@ impl<'a> World<'a> {
             Ev::Rto if self.rto_armed == Some(self.now) => {
                 self.rto_armed = None;
                 if self.sender.timeout_at().is_some_and(|at| at <= self.now) {
-                    self.sender.on_timeout();
+                    self.sender.on_timeout(self.now);
                 }
                 self.pump_tcp();
             }
