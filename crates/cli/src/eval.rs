@@ -26,8 +26,9 @@ pub enum EvalCommand {
         #[arg(long)]
         quick: bool,
         /// Run the critical path (publisher, bridge, critical subscriber) as ordinary processes
-        /// at nice -10, like the rest, instead of under SCHED_FIFO as a robot runs its control
-        /// loop: the figures then include the testbed's contention for the machine's cores.
+        /// at nice -10, like the rest, and let idle CPUs halt, instead of SCHED_FIFO and idle
+        /// CPUs polling as a robot runs its control loop: the figures then include the
+        /// testbed's contention for the machine's cores and the CPUs' wake-ups.
         #[arg(long)]
         no_realtime: bool,
         /// Where summary.json, summary.md, charts and each run's recording and logs go.

@@ -100,6 +100,11 @@ pub struct EvalOptions {
 /// (runs done, total, the run starting).
 pub fn evaluate(options: &EvalOptions, mut progress: impl FnMut(usize, usize, &str)) -> Result<Summary, EvalError> {
     let launcher = PeerLauncher::new(options.exe.clone())?;
+    // Held to the end of the evaluation, dropped (the request ended) on any return.
+    let _wake_fast = match options.scheduling {
+        run::Scheduling::Realtime => Some(bauxite_sys::CpuLatencyRequest::hold(0)?),
+        run::Scheduling::Niced => None,
+    };
     for i in &options.implementations {
         launcher.check(*i)?;
     }

@@ -46,11 +46,13 @@ const FIFO_PRIORITY: &str = "50";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Scheduling {
-    /// The critical path (publisher, bridge, critical subscriber) under SCHED_FIFO, as a robot
-    /// runs its control loop; the slow subscriber and the probe responder at nice -10. On a
-    /// 2-core machine the slow subscriber decodes the same scan at the same instant as the
-    /// critical one, and the link emulator relays its frames: without this, the critical
-    /// latency measures the testbed's contention for two cores, not the bridge.
+    /// The critical path (publisher, bridge, critical subscriber) under SCHED_FIFO, and idle
+    /// CPUs polling rather than halting (`CpuLatencyRequest` of 0 µs, held by
+    /// [`crate::evaluate`]), as a robot runs its control loop; the slow subscriber and the
+    /// probe responder at nice -10. On a 2-core machine the slow subscriber decodes the same
+    /// scan at the same instant as the critical one, and the link emulator relays its frames;
+    /// on a quiet virtual machine every process a sample crosses wakes a halted CPU through
+    /// the hypervisor: without this, the critical latency measures the testbed, not the bridge.
     Realtime,
     /// Every process at nice -10, as ordinary processes.
     Niced,
@@ -61,7 +63,7 @@ impl Scheduling {
     pub fn describe(self) -> String {
         match self {
             Self::Realtime => format!(
-                "publisher, bridge and critical subscriber under SCHED_FIFO {FIFO_PRIORITY}; slow subscriber and probe responder at nice {NICENESS}"
+                "publisher, bridge and critical subscriber under SCHED_FIFO {FIFO_PRIORITY}; slow subscriber and probe responder at nice {NICENESS}; idle CPUs polling (cpu_dma_latency 0)"
             ),
             Self::Niced => format!("every process at nice {NICENESS}"),
         }

@@ -4,13 +4,15 @@
 //! with ([`monotonic_ns`]), the process CPU clock benchmarks report
 //! ([`process_cpu_ns`]), the kernel's receive time of a datagram ([`rx_time`]), a
 //! child process that is stopped when its owner goes away ([`ChildGuard`]), and the UDP
-//! sockets a process holds with the datagrams the kernel dropped at each ([`udp_sockets`]).
+//! sockets a process holds with the datagrams the kernel dropped at each ([`udp_sockets`]),
+//! and a request that idle CPUs wake fast ([`CpuLatencyRequest`]).
 //!
 //! It depends on nothing of Bauxite's, so the testbed (`netlab`) builds without the
 //! shaper or the eBPF toolchain.
 #![deny(missing_docs)]
 
 mod clock;
+mod cpu_latency;
 mod netns;
 mod privilege;
 mod process;
@@ -18,6 +20,7 @@ pub mod rx_time;
 mod udp;
 
 pub use clock::{monotonic_ns, process_cpu_ns};
+pub use cpu_latency::CpuLatencyRequest;
 pub use netns::{Netns, unique_name};
 pub use privilege::{is_root, root_or_skip};
 pub use process::ChildGuard;
