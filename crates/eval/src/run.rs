@@ -43,8 +43,7 @@ const NICENESS: &str = "-10";
 const FIFO_PRIORITY: &str = "50";
 
 /// How the run's processes are scheduled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scheduling {
     /// The critical path (publisher, bridge, critical subscriber) under SCHED_FIFO, and idle
     /// CPUs polling rather than halting (`CpuLatencyRequest` of 0 µs, held by
