@@ -733,6 +733,8 @@ impl Discovery {
       );
       match self.poll.poll(&mut events, Some(poll_timeout)) {
         Ok(_) => (),
+        // A signal delivered to this thread (epoll_wait is never restarted): poll again.
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
         Err(e) => {
           error!("Failed in waiting of poll in discovery. {e:?}");
           return;

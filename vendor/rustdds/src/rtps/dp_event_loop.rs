@@ -305,6 +305,9 @@ impl DPEventLoop {
       let poll_timeout = timeout_until(ev_wrapper.shared_timer.borrow().next_deadline(), idle_cap);
       match ev_wrapper.poll.poll(&mut events, Some(poll_timeout)) {
         Ok(_) => {}
+        // A signal delivered to this thread (epoll_wait is never restarted): poll again.
+        // Breaking here left the participant deaf for good (vendor/README.md).
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
         Err(e) => {
           error!("dp_event_loop poll failed: {e:?}");
           break;
