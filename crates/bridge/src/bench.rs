@@ -332,13 +332,7 @@ fn participants(config: &DdsConfig) -> Result<(DomainParticipant, DomainParticip
 /// User + system CPU time of a process, and its resident and peak memory (bytes); `None` once
 /// it has gone. The evaluation (`bauxite eval bridge`) reads the bridge's with it too.
 pub fn proc_usage(pid: u32) -> Option<(Duration, u64, u64)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the parenthesised command name; utime and stime are the 14th and 15th.
-    let rest = stat.rsplit_once(')')?.1;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
-    // USER_HZ is 100 on every Linux architecture Bauxite runs on.
-    let cpu = Duration::from_millis(ticks * 10);
+    let cpu = bauxite_sys::ProcStat::read(pid)?.cpu_time();
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kib = |key: &str| {
         status.lines().find(|l| l.starts_with(key)).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())

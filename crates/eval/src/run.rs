@@ -16,7 +16,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bauxite_netlab::emulator::EmulatorReport;
-use bauxite_sys::{ChildGuard, Netns};
+use bauxite_sys::{ChildGuard, Netns, ProcStat};
 
 use crate::EvalError;
 use crate::implementation::{Implementation, PeerLauncher};
@@ -212,13 +212,10 @@ struct BridgeProcesses {
 /// SCHED_FIFO in `/proc/PID/stat`'s policy field.
 const SCHED_FIFO: u32 = 1;
 
-/// The scheduling policy of `pid` as the kernel reports it (`/proc/PID/stat`'s 41st field:
-/// 0 SCHED_OTHER, 1 SCHED_FIFO, …); `None` once it has gone. Read rather than assumed, so the
-/// summary says how the critical path really ran.
+/// The scheduling policy of `pid` as the kernel reports it; `None` once it has gone. Read
+/// rather than assumed, so the summary says how the critical path really ran.
 fn scheduling_policy(pid: u32) -> Option<u32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The fields after the parenthesised command name start at the 3rd.
-    stat.rsplit_once(')')?.1.split_whitespace().nth(41 - 3)?.parse().ok()
+    ProcStat::read(pid).map(|stat| stat.policy())
 }
 
 fn realtime_ns() -> u64 {

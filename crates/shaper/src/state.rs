@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bauxite_core::ShaperSnapshot;
+use bauxite_sys::ProcStat;
 use serde::{Deserialize, Serialize};
 
 use crate::rtnl::Rtnl;
@@ -66,22 +67,12 @@ pub struct StateFile {
 /// The start time of process `pid` (clock ticks after boot), if it runs (a
 /// zombie, killed but not yet reaped by its parent, does not).
 pub fn process_start(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command (which may hold spaces), from field 3 (state) on.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let mut fields = rest.split_whitespace();
-    if matches!(fields.next(), Some("Z" | "X")) {
-        return None;
-    }
-    fields.nth(18)?.parse().ok()
+    ProcStat::read(pid).filter(|stat| !stat.exited()).map(|stat| stat.start_ticks())
 }
 
 /// Whether process `pid` is stopped (SIGSTOP) or being traced.
 pub fn process_stopped(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| stat.rfind(')').and_then(|i| stat[i + 2..].chars().next()))
-        .is_some_and(|state| matches!(state, 'T' | 't'))
+    ProcStat::read(pid).is_some_and(|stat| stat.stopped())
 }
 
 /// Milliseconds since the Unix epoch.

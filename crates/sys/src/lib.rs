@@ -5,7 +5,8 @@
 //! ([`process_cpu_ns`]), the kernel's receive time of a datagram ([`rx_time`]), a
 //! child process that is stopped when its owner goes away ([`ChildGuard`]), and the UDP
 //! sockets a process holds with the datagrams the kernel dropped at each ([`udp_sockets`]),
-//! and a request that idle CPUs wake fast ([`CpuLatencyRequest`]).
+//! a request that idle CPUs wake fast ([`CpuLatencyRequest`]), and a process's
+//! `/proc/PID/stat` ([`ProcStat`]).
 //!
 //! It depends on nothing of Bauxite's, so the testbed (`netlab`) builds without the
 //! shaper or the eBPF toolchain.
@@ -15,6 +16,7 @@ mod clock;
 mod cpu_latency;
 mod netns;
 mod privilege;
+mod proc_stat;
 mod process;
 pub mod rx_time;
 mod udp;
@@ -23,6 +25,7 @@ pub use clock::{monotonic_ns, process_cpu_ns};
 pub use cpu_latency::CpuLatencyRequest;
 pub use netns::{Netns, unique_name};
 pub use privilege::{is_root, root_or_skip};
+pub use proc_stat::ProcStat;
 pub use process::ChildGuard;
 pub use udp::{UdpSocketStats, own_udp_receive_buffers, udp_sockets};
 
