@@ -240,11 +240,13 @@ fn sim_agree_compares_runs_of_one_link_and_refuses_anything_else() {
     let out = out_dir("agree");
     let _ = std::fs::remove_dir_all(&out);
     let dir = |name: &str| out.join(name).to_str().unwrap().to_string();
-    let (auto, known, other_link) = (dir("auto"), dir("known"), dir("other-link"));
+    let (auto, known, other_link, longer) = (dir("auto"), dir("known"), dir("other-link"), dir("longer"));
     for args in [
         &["--seeds", "3", "--duration", "8", "--out", &auto][..],
         &["--seeds", "3", "--duration", "8", "--rate", "1.5mbit", "--out", &known][..],
         &["--seeds", "1", "--duration", "8", "--link", "rate=2mbit", "--out", &other_link][..],
+        // The same drop, two seconds more of the slow link after it.
+        &["--seeds", "1", "--duration", "10", "--out", &longer][..],
     ] {
         let run = bauxite(&[&["sim", "robot"][..], args].concat());
         assert!(run.status.success(), "{args:?}: {}", String::from_utf8_lossy(&run.stderr));
@@ -265,13 +267,14 @@ fn sim_agree_compares_runs_of_one_link_and_refuses_anything_else() {
     std::fs::create_dir_all(out.join("corrupt")).unwrap();
     std::fs::rename(out.join("corrupt.json"), out.join("corrupt/summary.json")).unwrap();
     let (corrupt, missing) = (dir("corrupt"), dir("missing"));
-    let (auto, other_link) = (auto.as_str(), other_link.as_str());
+    let (auto, other_link, longer) = (auto.as_str(), other_link.as_str(), longer.as_str());
     for (dirs, says) in [
         (&[auto][..], "required"),
         (&[auto, auto, auto][..], "3 directories given: they come in pairs"),
         (&[auto, &missing][..], "missing/summary.json"),
         (&[&corrupt, auto][..], "corrupt/summary.json: not a summary.json"),
         (&[auto, other_link][..], "is not the simulator's (rate=2mbit"),
+        (&[auto, longer][..], "mean capacity 25.750 Mbit/s)"),
     ] {
         let run = agree(dirs);
         let stderr = String::from_utf8_lossy(&run.stderr);

@@ -49,6 +49,10 @@ pub struct LinkKeys {
     /// The link's capacity drops (s).
     #[serde(default)]
     pub drops_s: Vec<f64>,
+    /// Its mean capacity over the run (absent on an unlimited link): two links that drop
+    /// alike may differ after (a step that recovers, a longer run).
+    #[serde(default)]
+    pub mean_capacity_mbps: Option<f64>,
 }
 
 /// One phase of one run.
@@ -244,21 +248,28 @@ pub fn link_label(summary: &ComparedSummary) -> String {
         .join(",")
 }
 
-/// Refuses to compare runs of different links: their drops must be the same.
+/// Refuses to compare runs of different links: their drops and their mean capacity
+/// (which both compute from the same link facts) must be the same.
 pub fn check_same_link(demo: &ComparedSummary, sim: &ComparedSummary) -> Result<(), String> {
-    let close = demo.link.drops_s.len() == sim.link.drops_s.len()
-        && demo.link.drops_s.iter().zip(&sim.link.drops_s).all(|(a, b)| (a - b).abs() < 1e-6);
-    if close {
-        Ok(())
-    } else {
-        Err(format!(
-            "the demo's link ({}, drops at {:?} s) is not the simulator's ({}, drops at {:?} s)",
-            demo.link.spec.as_deref().unwrap_or("the seed's step"),
-            demo.link.drops_s,
-            sim.link.spec.as_deref().unwrap_or("the seed's step"),
-            sim.link.drops_s
-        ))
+    let (a, b) = (&demo.link, &sim.link);
+    let same_drops =
+        a.drops_s.len() == b.drops_s.len() && a.drops_s.iter().zip(&b.drops_s).all(|(x, y)| (x - y).abs() < 1e-6);
+    let same_capacity = match (a.mean_capacity_mbps, b.mean_capacity_mbps) {
+        (Some(x), Some(y)) => (x - y).abs() <= 1e-6 * x.abs().max(y.abs()),
+        (x, y) => x.is_none() && y.is_none(),
+    };
+    if same_drops && same_capacity {
+        return Ok(());
     }
+    let describe = |l: &LinkKeys| {
+        let capacity = l.mean_capacity_mbps.map_or("unlimited".to_string(), |c| format!("{c:.3} Mbit/s"));
+        format!(
+            "{}, drops at {:?} s, mean capacity {capacity}",
+            l.spec.as_deref().unwrap_or("the seed's step"),
+            l.drops_s
+        )
+    };
+    Err(format!("the demo's link ({}) is not the simulator's ({})", describe(a), describe(b)))
 }
 
 #[cfg(test)]
