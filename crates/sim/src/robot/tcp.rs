@@ -5,8 +5,10 @@
 //! window `C·(t − K)³ + W_max` (C = 0.4 segments/s³, its Reno-friendly estimate and
 //! fast convergence included, growth at most 1.5× a window per RTT); a segment is lost
 //! when one sent after it is acknowledged (the network never reorders, so that is
-//! RACK's verdict with no reordering window), which cuts the window to β = 0.7 of
-//! itself once per window of data; a retransmission timeout (RFC 6298, at least
+//! RACK's verdict with no reordering window), which sets the target window to β = 0.7
+//! of the window once per window of data, reached by proportional rate reduction
+//! ([`Prr`]: the window follows the ACKs down, it does not drop at once); a
+//! retransmission timeout (RFC 6298, at least
 //! 200 ms as in Linux) restarts from one segment (and the cubic from scratch), resending
 //! the oldest segment first (F-RTO, below). A segment the
 //! robot's own egress refuses (the shaper's early drop, a full lane) is not sent:
@@ -198,6 +200,21 @@ struct HyStart {
     samples: u32,
 }
 
+/// Proportional rate reduction (RFC 6937, Linux's `tcp_cwnd_reduction`): while a
+/// reduction is under way the window follows the ACKs down to `ssthresh` (about 0.7
+/// segments sent per segment delivered while more is in flight, one more per ACK
+/// below it) instead of dropping there at once, so a sender whose window had room
+/// does not burst into a queue that is still draining.
+#[derive(Clone, Copy, Debug)]
+struct Prr {
+    /// The window when the reduction began.
+    prior_cwnd: f64,
+    /// Segments delivered since (`prr_delivered`).
+    delivered: u32,
+    /// Segments sent since (`prr_out`).
+    out: u32,
+}
+
 /// The sending side.
 #[derive(Clone, Debug)]
 pub struct Sender {
@@ -218,6 +235,8 @@ pub struct Sender {
     epoch: Option<Epoch>,
     /// Losses of transmissions up to this one belong to the current reduction.
     recovery_until: Option<u64>,
+    /// The current reduction's pacing of the window ([`Prr`]); none after a timeout.
+    prr: Option<Prr>,
     srtt_ns: Option<f64>,
     rttvar_ns: f64,
     rto_ns: u64,
@@ -257,6 +276,7 @@ impl Default for Sender {
             w_max: 0.0,
             epoch: None,
             recovery_until: None,
+            prr: None,
             srtt_ns: None,
             rttvar_ns: 0.0,
             rto_ns: INITIAL_RTO_NS,
@@ -329,6 +349,9 @@ impl Sender {
             },
         );
         self.next_tx += 1;
+        if let Some(prr) = self.prr.as_mut() {
+            prr.out += 1;
+        }
         self.note_window_usage(now_ns, true);
     }
 
@@ -345,15 +368,39 @@ impl Sender {
     }
 
     fn reduce(&mut self) {
-        if self.in_recovery() {
+        // One reduction at a time, as Linux enters CWR or recovery only from the open state.
+        if self.in_recovery() || self.prr.is_some() {
             return;
         }
         // Fast convergence: a window that fell short of the last W_max yields room.
         self.w_max = if self.cwnd < self.w_max { self.cwnd * (1.0 + BETA) / 2.0 } else { self.cwnd };
         self.ssthresh = (self.cwnd * BETA).max(2.0);
-        self.cwnd = self.ssthresh;
+        // The window itself follows the ACKs from here ([`Prr`]), as Linux's
+        // `tcp_init_cwnd_reduction` leaves it.
+        self.prr = Some(Prr { prior_cwnd: self.cwnd, delivered: 0, out: 0 });
         self.epoch = None;
         self.recovery_until = Some(self.next_tx);
+    }
+
+    /// One segment delivered during a reduction: the window the ACK allows (Linux's
+    /// `tcp_cwnd_reduction`, PRR with slow-start reduction bound). `una_advanced`: the
+    /// ACK moved the cumulative point and found no new loss.
+    fn reduce_on_ack(&mut self, una_advanced: bool) {
+        let Some(prr) = self.prr.as_mut() else { return };
+        prr.delivered += 1;
+        let (in_flight, ssthresh) = (self.in_flight.len() as f64, self.ssthresh.floor());
+        let (delivered, out) = (f64::from(prr.delivered), f64::from(prr.out));
+        let delta = ssthresh - in_flight;
+        let allowed = if delta < 0.0 {
+            // More in flight than the target: send in proportion to what is delivered.
+            (ssthresh * delivered / prr.prior_cwnd).ceil() - out
+        } else {
+            // Under it: what was delivered, and one more per ACK, up to the target.
+            ((delivered - out).max(1.0) + if una_advanced { 1.0 } else { 0.0 }).min(delta)
+        };
+        // The first ACK of a reduction always lets one segment go (the fast retransmit).
+        let allowed = allowed.max(if prr.out == 0 { 1.0 } else { 0.0 });
+        self.cwnd = in_flight + allowed;
     }
 
     /// Congestion avoidance, one segment acknowledged at `now_ns` (RFC 9438 §4).
@@ -389,12 +436,25 @@ impl Sender {
         }
         // Everything sent before it and not acknowledged was lost (no reordering).
         let lost: Vec<u64> = self.in_flight.range(..tx).map(|(&t, _)| t).collect();
+        // A loss not yet resent, or resent and not yet acknowledged, holds the cumulative point.
+        let open_holes = !self.lost.is_empty() || self.in_flight.values().any(|f| f.retransmission);
+        if self.prr.is_some() && lost.is_empty() && !open_holes && !self.in_recovery() {
+            // Everything sent before the reduction is delivered: it ends at ssthresh
+            // (`tcp_end_cwnd_reduction`).
+            self.prr = None;
+            self.cwnd = self.ssthresh;
+        }
         if !lost.is_empty() {
             for t in lost {
                 let l = self.in_flight.remove(&t).expect("in flight");
                 self.lost.push_back((l.start, l.len));
             }
             self.reduce();
+            self.reduce_on_ack(false);
+        } else if self.prr.is_some() {
+            let hole_before =
+                !self.lost.is_empty() || self.in_flight.values().any(|f| f.retransmission && f.start < seg.start);
+            self.reduce_on_ack(!hole_before);
         } else if self.recovery_until.is_none_or(|r| tx >= r) {
             // Linux's `tcp_cong_avoid`: the window may grow, and `snd_cwnd_stamp`
             // moves whether it does or not ([`UnusedWindow`]).
@@ -577,6 +637,7 @@ impl Sender {
         self.w_max = 0.0;
         self.cwnd = 1.0;
         self.epoch = None;
+        self.prr = None;
         self.recovery_until = Some(self.next_tx);
         // F-RTO (RFC 5682, Linux's default): resend only the oldest; the rest waits
         // for the next ACK to say whether the timeout was spurious.
@@ -611,6 +672,7 @@ impl Sender {
         (self.cwnd, self.ssthresh, self.w_max) = (undo.cwnd, undo.ssthresh, undo.w_max);
         self.epoch = None;
         self.recovery_until = None;
+        self.prr = None;
         let suspects = std::mem::take(&mut self.suspect);
         // The oldest's resend, if it has not left yet, is not needed.
         self.lost
@@ -804,7 +866,10 @@ mod tests {
         for seg in &first[3..] {
             s.on_ack(seg.tx, 10_000_000);
         }
-        assert!((s.cwnd - 7.7).abs() < 1e-9, "11 after the first ACK, times 0.7 once for both losses: {}", s.cwnd);
+        // 11 after the first ACK, a target of 0.7 of that once for both losses; the
+        // window follows the ACKs down to its whole segments ([`Prr`]).
+        assert!((s.ssthresh - 7.7).abs() < 1e-9, "{}", s.ssthresh);
+        assert_eq!(s.cwnd, 7.0);
         let again = s.next_segment().unwrap();
         assert!(again.retransmission && again.start == u64::from(MSS), "{again:?}");
     }
@@ -900,6 +965,41 @@ mod tests {
         let before = s.cwnd;
         through_bottleneck(&mut s, &mut now, 37, 8_000_000, 300_000);
         assert!(s.cwnd > before && s.cwnd < before + 4.0, "{before} -> {}", s.cwnd);
+    }
+
+    #[test]
+    fn a_reduction_with_a_full_flight_sends_in_proportion_to_the_acks() {
+        let mut s = Sender::default();
+        s.write(1000 * u64::from(MSS), 0);
+        for seg in send_all(&mut s, 0) {
+            s.on_ack(seg.tx, 10_000_000);
+        }
+        // Slow start doubled the window to 20; 19 leave, the egress refuses the 20th:
+        // a target of 14 with 19 in flight.
+        let flight: Vec<Segment> = (0..19)
+            .map(|_| {
+                let seg = s.next_segment().unwrap();
+                s.sent(seg, 10_000_000);
+                seg
+            })
+            .collect();
+        assert!(s.next_segment().is_some(), "room for a 20th");
+        s.refused();
+        let mut sent = 0;
+        for seg in &flight[..10] {
+            s.on_ack(seg.tx, 20_000_000);
+            sent += send_all(&mut s, 20_000_000).len();
+        }
+        // 0.7 per segment delivered (a window cut at once would have sent 5: nothing
+        // until the flight fell under 14, then one per ACK).
+        assert_eq!(sent, 7);
+        for seg in &flight[10..] {
+            s.on_ack(seg.tx, 30_000_000);
+            send_all(&mut s, 30_000_000);
+        }
+        // Everything sent before the refusal delivered: the reduction ends at its target.
+        assert_eq!(s.cwnd, 14.0);
+        assert!(s.prr.is_none());
     }
 
     #[test]
