@@ -31,10 +31,13 @@ fn a_shaper_that_knows_the_rate_keeps_critical_excess_to_one_packet_on_the_link(
     let p = &outcome.summary.phases.protected;
     let l = p.link.as_ref().expect("the simulator's figures carry the link's");
     // The link never preempts the packet it carries: a critical message may find a
-    // 1500-byte video packet just starting, 8 ms at 1.5 Mbit/s. Beyond that, nothing.
+    // 1500-byte video packet just starting, 8 ms at 1.5 Mbit/s. Beyond that, only what
+    // HTB lets a lane within its own guarantee send while the shaped rate's bucket is
+    // in debt: at most that bucket, 1 ms of the rate (`paced_burst_bytes`), early.
     let one_packet_ms = 1500.0 * 8.0 / 1.5e6 * 1e3;
-    assert!(l.critical_excess_ms.max <= one_packet_ms + 0.5, "{:?}", l.critical_excess_ms);
-    assert!(l.critical_excess_ms.mean < one_packet_ms / 2.0, "{:?}", l.critical_excess_ms);
+    let bucket_ms = 1.0;
+    assert!(l.critical_excess_ms.max <= one_packet_ms + bucket_ms + 0.5, "{:?}", l.critical_excess_ms);
+    assert!(l.critical_excess_ms.mean < (one_packet_ms + bucket_ms) / 2.0, "{:?}", l.critical_excess_ms);
     assert_eq!(l.critical_over_10ms_pct, 0.0);
     assert_eq!(p.critical_loss_pct, 0.0);
     assert!(p.time_to_protect_ms.unwrap() < 100.0, "protected from the drop: {:?}", p.time_to_protect_ms);

@@ -10,18 +10,22 @@
 //! the link at once: the robot's own interface is far faster than the link.
 //! Buckets hold what the shaper gives HTB's (`Profile::lane_burst_bytes`: the
 //! droppable lanes and the parent paced packet by packet at low rates, the others
-//! HTB's default); a bucket's debt is bounded by [`DEBT_S`] of its rate.
+//! HTB's default). As HTB's, they hold time, not bytes: a packet costs its
+//! transmission time at the rate in force, a bucket refills one nanosecond per
+//! nanosecond, and a debt stays what it was when the rate changes, so a debt run up
+//! while the lanes were held at `min_rate` (a full packet at 190 kbit/s costs 63 ms)
+//! keeps a borrowing lane waiting after the rate goes back up (measured with `tc -s
+//! class show` in the namespaces: the link class 58 ms in debt when the rate rose,
+//! the video lane's first packet 62 ms later). A lane that borrows is charged on its
+//! parent's bucket only, as HTB charges the class that lent.
 
 use std::collections::VecDeque;
 
 use bauxite_control::LaneSample;
 use bauxite_core::{BitRate, Profile, paced_burst_bytes};
 
-/// How deep in debt a bucket may go, in time at its rate (at least [`MIN_DEBT_BYTES`]),
-/// so that a lane that borrowed long is not locked out of its own rate for long.
-const DEBT_S: f64 = 0.01;
-/// The least debt allowed: two full-size packets.
-const MIN_DEBT_BYTES: f64 = 3000.0;
+/// How deep in debt a bucket may go (HTB's `mbuffer`, one minute), ns.
+const MAX_DEBT_NS: f64 = 60e9;
 
 /// A packet waiting in a lane: the caller's handle and its size.
 #[derive(Clone, Copy, Debug)]
@@ -39,10 +43,13 @@ struct Lane {
     limit: usize,
     /// The lane's guaranteed rate at the current shaped rate.
     guarantee_bps: f64,
-    /// What its bucket holds at that rate, bytes.
-    burst: f64,
-    /// The lane's own bucket, bytes (negative: in debt).
-    tokens: f64,
+    /// What its bucket holds: its burst's time at that rate, ns.
+    buffer_ns: f64,
+    /// The lane's own bucket, ns (negative: in debt).
+    tokens_ns: f64,
+    /// Its ceiling's bucket (the ceiling is the shaped rate), ns: charged for every
+    /// packet it sends, whichever way; in debt, the lane cannot send at all.
+    ctokens_ns: f64,
     sent_bytes: u64,
 }
 
@@ -52,15 +59,21 @@ pub struct Egress {
     profile: Profile,
     lanes: Vec<Lane>,
     rate_bps: f64,
-    /// The parent's bucket (the shaped rate), bytes.
-    ctokens: f64,
-    /// What the parent's bucket holds, bytes.
-    cburst: f64,
+    /// The parent's bucket (the shaped rate), ns.
+    ctokens_ns: f64,
+    /// What the parent's bucket holds, ns.
+    cbuffer_ns: f64,
     refilled_ns: u64,
 }
 
-fn debt_bound(rate_bps: f64) -> f64 {
-    (rate_bps / 8.0 * DEBT_S).max(MIN_DEBT_BYTES)
+/// `bytes`' transmission time at `rate_bps`, ns (HTB's `psched_l2t_ns`).
+fn time_ns(bytes: f64, rate_bps: f64) -> f64 {
+    bytes * 8.0 / rate_bps.max(1.0) * 1e9
+}
+
+/// A bucket charged `cost_ns`, its debt bounded as HTB bounds it.
+fn charge(tokens_ns: f64, cost_ns: f64) -> f64 {
+    (tokens_ns - cost_ns).max(-MAX_DEBT_NS)
 }
 
 fn bps(rate_bps: f64) -> BitRate {
@@ -79,16 +92,18 @@ impl Egress {
                 bytes: 0,
                 limit: l.queue_limit as usize,
                 guarantee_bps: 0.0,
-                burst: 0.0,
-                tokens: 0.0,
+                buffer_ns: 0.0,
+                tokens_ns: 0.0,
+                ctokens_ns: 0.0,
                 sent_bytes: 0,
             })
             .collect();
-        let cburst = paced_burst_bytes(bps(rate_bps)) as f64;
-        let mut egress = Self { profile, lanes, rate_bps, ctokens: cburst, cburst, refilled_ns: 0 };
-        egress.set_guarantees();
+        let mut egress = Self { profile, lanes, rate_bps, ctokens_ns: 0.0, cbuffer_ns: 0.0, refilled_ns: 0 };
+        egress.set_rate(0, rate_bps);
+        egress.ctokens_ns = egress.cbuffer_ns;
         for lane in &mut egress.lanes {
-            lane.tokens = lane.burst;
+            lane.tokens_ns = lane.buffer_ns;
+            lane.ctokens_ns = egress.cbuffer_ns;
         }
         egress
     }
@@ -97,7 +112,7 @@ impl Egress {
     pub fn set_rate(&mut self, now_ns: u64, rate_bps: f64) {
         self.refill(now_ns);
         self.rate_bps = rate_bps.max(1.0);
-        self.cburst = paced_burst_bytes(bps(self.rate_bps)) as f64;
+        self.cbuffer_ns = time_ns(paced_burst_bytes(bps(self.rate_bps)) as f64, self.rate_bps);
         self.set_guarantees();
     }
 
@@ -107,7 +122,7 @@ impl Egress {
         for (i, lane) in self.lanes.iter_mut().enumerate() {
             let guarantee = self.profile.lane_guarantee(i, shaped);
             lane.guarantee_bps = guarantee.bps() as f64;
-            lane.burst = self.profile.lane_burst_bytes(i, guarantee) as f64;
+            lane.buffer_ns = time_ns(self.profile.lane_burst_bytes(i, guarantee) as f64, lane.guarantee_bps);
         }
     }
 
@@ -130,42 +145,44 @@ impl Egress {
     /// The next packet allowed to leave at `now_ns`, if any.
     pub fn dequeue(&mut self, now_ns: u64) -> Option<Queued> {
         self.refill(now_ns);
-        let backlogged = |l: &&Lane| !l.queue.is_empty();
-        let within_rate = self.lanes.iter().position(|l| backlogged(&l) && l.tokens >= 0.0);
-        let borrowing = || (self.ctokens >= 0.0).then(|| self.lanes.iter().position(|l| backlogged(&l))).flatten();
+        let may_send = |l: &&Lane| !l.queue.is_empty() && l.ctokens_ns >= 0.0;
+        let within_rate = self.lanes.iter().position(|l| may_send(&l) && l.tokens_ns >= 0.0);
+        let borrowing = || (self.ctokens_ns >= 0.0).then(|| self.lanes.iter().position(|l| may_send(&l))).flatten();
         let pick = within_rate.or_else(borrowing)?;
-        let rate = self.rate_bps;
         let lane = &mut self.lanes[pick];
-        let guarantee = lane.guarantee_bps;
         let packet = lane.queue.pop_front().expect("a backlogged lane");
         lane.bytes -= u64::from(packet.len);
         lane.sent_bytes += u64::from(packet.len);
-        // Debt is bounded as HTB bounds it, so a lane that borrowed long is not
-        // locked out of its own rate for long afterwards.
-        lane.tokens = (lane.tokens - f64::from(packet.len)).max(-debt_bound(guarantee));
-        self.ctokens = (self.ctokens - f64::from(packet.len)).max(-debt_bound(rate));
+        let len = f64::from(packet.len);
+        // HTB charges the class that let the packet go and those above it: a lane
+        // within its rate and the parent, or, when it borrows, the parent only.
+        if within_rate.is_some() {
+            lane.tokens_ns = charge(lane.tokens_ns, time_ns(len, lane.guarantee_bps));
+        }
+        lane.ctokens_ns = charge(lane.ctokens_ns, time_ns(len, self.rate_bps));
+        self.ctokens_ns = charge(self.ctokens_ns, time_ns(len, self.rate_bps));
         Some(packet)
     }
 
     /// When a waiting packet may next leave (now, or when a bucket it needs refills).
     pub fn next_send_ns(&self, now_ns: u64) -> Option<u64> {
-        let wait_ns = |deficit: f64, rate_bps: f64| (deficit.max(0.0) * 8.0 / rate_bps.max(1.0) * 1e9).ceil() as u64;
-        let parent = wait_ns(-self.ctokens, self.rate_bps);
+        let wait_ns = |tokens_ns: f64| (-tokens_ns).max(0.0).ceil() as u64;
+        let parent = wait_ns(self.ctokens_ns);
         self.lanes
             .iter()
             .filter(|l| !l.queue.is_empty())
-            .map(|l| wait_ns(-l.tokens, l.guarantee_bps).min(parent))
+            .map(|l| wait_ns(l.ctokens_ns).max(wait_ns(l.tokens_ns).min(parent)))
             .min()
             .map(|wait| self.refilled_ns.max(now_ns) + wait)
     }
 
     fn refill(&mut self, now_ns: u64) {
-        let dt = now_ns.saturating_sub(self.refilled_ns) as f64 / 1e9;
+        let dt_ns = now_ns.saturating_sub(self.refilled_ns) as f64;
         self.refilled_ns = self.refilled_ns.max(now_ns);
-        let rate = self.rate_bps;
-        self.ctokens = (self.ctokens + rate / 8.0 * dt).min(self.cburst);
+        self.ctokens_ns = (self.ctokens_ns + dt_ns).min(self.cbuffer_ns);
         for lane in &mut self.lanes {
-            lane.tokens = (lane.tokens + lane.guarantee_bps / 8.0 * dt).min(lane.burst);
+            lane.tokens_ns = (lane.tokens_ns + dt_ns).min(lane.buffer_ns);
+            lane.ctokens_ns = (lane.ctokens_ns + dt_ns).min(self.cbuffer_ns);
         }
     }
 
@@ -234,6 +251,21 @@ mod tests {
         e.dequeue(now);
         assert!(e.enqueue(0, Queued { token: 999, len: 100 }));
         assert_eq!(e.dequeue(now).map(|q| q.token), Some(999), "critical goes at once, within its own rate");
+    }
+
+    #[test]
+    fn a_debt_run_up_at_a_low_rate_is_repaid_in_time_after_the_rate_rises() {
+        // The lanes held at 190 kbit/s: a full packet costs the parent 63 ms.
+        let mut e = Egress::new(&robot(), 190e3);
+        e.enqueue(2, Queued { token: 1, len: 1500 });
+        e.enqueue(2, Queued { token: 2, len: 1500 });
+        assert_eq!(e.dequeue(0).map(|q| q.token), Some(1));
+        // 10 ms later the rate goes back up to 2 Mbit/s, where a packet costs 6 ms; the
+        // debt is still 53 ms of time, not 6 ms worth of bytes at the new rate.
+        e.set_rate(10_000_000, 2e6);
+        let next = e.next_send_ns(10_000_000).unwrap();
+        assert!((60_000_000..=64_000_000).contains(&next), "the second packet may leave at {next} ns");
+        assert_eq!(e.dequeue(next).map(|q| q.token), Some(2));
     }
 
     #[test]
