@@ -2,12 +2,13 @@
 //!
 //! Each lane is a bounded FIFO (`queue_limit` packets, tail drop) with a
 //! guaranteed rate (`Profile::lane_guarantee`: its share of the rate, as the
-//! shaper sets HTB's), and may borrow up to the shaped rate. As in HTB,
-//! a lane within its own rate (its token bucket not in debt) sends at once, whatever
-//! the others do; a lane beyond it sends only while the shaped rate (the parent's
-//! bucket) has room, and then the most urgent lane goes first (HTB's `prio`). Every
-//! packet is charged to its lane's bucket and to the parent's. Packets leave for
-//! the link at once: the robot's own interface is far faster than the link.
+//! shaper sets HTB's), and may borrow up to the shaped rate, its ceiling. As in HTB,
+//! a lane within its own rate (its bucket and its ceiling's not in debt) sends at
+//! once, whatever the others do; a lane beyond it sends only while the shaped rate
+//! (the parent's bucket) has room, and then the most urgent lane goes first (HTB's
+//! `prio`). Every packet is charged to its lane's ceiling bucket and to the parent's,
+//! and to its lane's own bucket only if it went within the lane's rate. Packets leave
+//! for the link at once: the robot's own interface is far faster than the link.
 //! Buckets hold what the shaper gives HTB's (`Profile::lane_burst_bytes`: the
 //! droppable lanes and the parent paced packet by packet at low rates, the others
 //! HTB's default). As HTB's, they hold time, not bytes: a packet costs its
@@ -16,8 +17,7 @@
 //! while the lanes were held at `min_rate` (a full packet at 190 kbit/s costs 63 ms)
 //! keeps a borrowing lane waiting after the rate goes back up (measured with `tc -s
 //! class show` in the namespaces: the link class 58 ms in debt when the rate rose,
-//! the video lane's first packet 62 ms later). A lane that borrows is charged on its
-//! parent's bucket only, as HTB charges the class that lent.
+//! the video lane's first packet 62 ms later).
 
 use std::collections::VecDeque;
 
