@@ -382,6 +382,12 @@ impl Sender {
         self.recovery_until = Some(self.next_tx);
     }
 
+    /// Whether a loss below stream offset `start` is still open (not yet resent, or
+    /// resent and not yet acknowledged): it holds the cumulative point there.
+    fn hole_before(&self, start: u64) -> bool {
+        !self.lost.is_empty() || self.in_flight.values().any(|f| f.retransmission && f.start < start)
+    }
+
     /// One segment delivered during a reduction: the window the ACK allows (Linux's
     /// `tcp_cwnd_reduction`, PRR with slow-start reduction bound). `una_advanced`: the
     /// ACK moved the cumulative point and found no new loss.
@@ -436,9 +442,7 @@ impl Sender {
         }
         // Everything sent before it and not acknowledged was lost (no reordering).
         let lost: Vec<u64> = self.in_flight.range(..tx).map(|(&t, _)| t).collect();
-        // A loss not yet resent, or resent and not yet acknowledged, holds the cumulative point.
-        let open_holes = !self.lost.is_empty() || self.in_flight.values().any(|f| f.retransmission);
-        if self.prr.is_some() && lost.is_empty() && !open_holes && !self.in_recovery() {
+        if self.prr.is_some() && lost.is_empty() && !self.hole_before(u64::MAX) && !self.in_recovery() {
             // Everything sent before the reduction is delivered: it ends at ssthresh
             // (`tcp_end_cwnd_reduction`).
             self.prr = None;
@@ -452,9 +456,7 @@ impl Sender {
             self.reduce();
             self.reduce_on_ack(false);
         } else if self.prr.is_some() {
-            let hole_before =
-                !self.lost.is_empty() || self.in_flight.values().any(|f| f.retransmission && f.start < seg.start);
-            self.reduce_on_ack(!hole_before);
+            self.reduce_on_ack(!self.hole_before(seg.start));
         } else if self.recovery_until.is_none_or(|r| tx >= r) {
             // Linux's `tcp_cong_avoid`: the window may grow, and `snd_cwnd_stamp`
             // moves whether it does or not ([`UnusedWindow`]).
