@@ -104,7 +104,8 @@ pub fn run_phase(config: &RobotConfig, shaped: bool) -> PhaseTrace {
 /// The video's TCP model, as `summary.json` states it.
 pub const TCP_MODEL: &str = "CUBIC (RFC 9438: beta 0.7, C 0.4, Reno-friendly region, fast convergence) with \
 SACK-like loss detection and ACK clocking, one ACK per segment, RTO >= 200 ms; a segment the robot's egress refuses \
-stays unsent and reduces the window (Linux's CWR); TCP small queues: at most 2 packets of the socket wait in the \
+stays unsent and reduces the window (Linux's CWR); a reduction follows the ACKs down to its target (proportional rate \
+reduction, RFC 6937); TCP small queues: at most 2 packets of the socket wait in the \
 shaper's lane; F-RTO undoes spurious timeouts; HyStart (ACK train and delay) ends slow start; the window grows only \
 while it limits and is kept while ACKs arrive (Linux's snd_cwnd_stamp); CUBIC's clock stops while idle. Left out: \
 delayed ACKs, Nagle, TSO/GSO, pacing, receive windows.";
