@@ -43,7 +43,7 @@ pub struct RobotArgs {
     #[arg(long, default_value = "robot")]
     profile: String,
     /// The link, e.g. `trace=FILE,queue=100kb,delay=20ms` or `rate=1.5mbit`
-    /// (default: the seed's step drop, 50 -> 1.5 Mbit/s at 5 s, 100 KB modem buffer).
+    /// (default: the seed's step drop, 50 -> 1.5 Mbit/s at 5 s, 100 KB modem buffer, the demo TBF's 7570-byte bucket).
     /// With --sweep, give it several times to sweep over several links.
     #[arg(long)]
     link: Vec<String>,
@@ -481,10 +481,15 @@ fn robot(args: &RobotArgs) -> Result<()> {
 /// The seed's step drop: 50 Mbit/s, then 1.5 Mbit/s from 5 s, behind a 100 KB buffer.
 fn step_drop() -> bauxite_sim::robot::sweep::SweepLink {
     use bauxite_core::BitRate;
-    use bauxite_core::link::{LinkConfig, LinkRate, Timeline};
+    use bauxite_core::link::{DEMO_TBF_BURST_BYTES, LinkConfig, LinkRate, Timeline};
+    // The demo's TBF: a token bucket, not a wire.
     (
-        "step 50mbit -> 1.5mbit at 5s, queue=100kb".to_string(),
-        LinkConfig { rate: LinkRate::Constant(BitRate::from_bps(50_000_000)), ..LinkConfig::default() },
+        format!("step 50mbit -> 1.5mbit at 5s, queue=100kb, burst={DEMO_TBF_BURST_BYTES}b"),
+        LinkConfig {
+            rate: LinkRate::Constant(BitRate::from_bps(50_000_000)),
+            burst_bytes: Some(DEMO_TBF_BURST_BYTES),
+            ..LinkConfig::default()
+        },
         Timeline::of_rates(&[(std::time::Duration::from_secs(5), BitRate::from_bps(1_500_000))]),
     )
 }

@@ -316,20 +316,30 @@ fn mean_bps(rate: &LinkRate) -> f64 {
     }
 }
 
-/// Bytes the link could carry in each bin.
-fn capacity_bins(link: &LinkConfig, timeline: &Timeline, duration_ns: u64) -> Vec<f64> {
-    let segments = rate_segments(link, timeline);
-    let bins = duration_ns.div_ceil(BIN_NS) as usize;
-    let mut out = vec![0.0; bins];
-    for (i, (start, rate)) in segments.iter().enumerate() {
-        let end = segments.get(i + 1).map_or(duration_ns, |(s, _)| *s).min(duration_ns);
-        for (b, slot) in out.iter_mut().enumerate() {
-            let (b0, b1) = (b as u64 * BIN_NS, (b as u64 + 1) * BIN_NS);
-            let (from, to) = (b0.max(*start), b1.min(end));
+/// The link's capacity over time, from its description and timeline: what it could
+/// carry between any two instants. The figures' capacity bins and `sim robot`'s
+/// clairvoyant reference read the same schedule.
+#[derive(Clone, Debug)]
+pub struct CapacitySchedule {
+    segments: Vec<(u64, LinkRate)>,
+}
+
+impl CapacitySchedule {
+    /// The schedule of `link` changed by `timeline` (a trace starts where it is applied).
+    pub fn new(link: &LinkConfig, timeline: &Timeline) -> Self {
+        Self { segments: rate_segments(link, timeline) }
+    }
+
+    /// Bytes the link could carry in `[from_ns, to_ns)` (infinite where unlimited).
+    pub fn bytes_between(&self, from_ns: u64, to_ns: u64) -> f64 {
+        let mut bytes = 0.0;
+        for (i, (start, rate)) in self.segments.iter().enumerate() {
+            let end = self.segments.get(i + 1).map_or(u64::MAX, |(s, _)| *s);
+            let (from, to) = (from_ns.max(*start), to_ns.min(end));
             if from >= to {
                 continue;
             }
-            *slot += match rate {
+            bytes += match rate {
                 LinkRate::Unlimited => f64::INFINITY,
                 LinkRate::Constant(r) => r.bps() as f64 / 8.0 * (to - from) as f64 / NS,
                 LinkRate::Trace(trace) => {
@@ -339,8 +349,15 @@ fn capacity_bins(link: &LinkConfig, timeline: &Timeline, duration_ns: u64) -> Ve
                 }
             };
         }
+        bytes
     }
-    out
+}
+
+/// Bytes the link could carry in each bin.
+fn capacity_bins(link: &LinkConfig, timeline: &Timeline, duration_ns: u64) -> Vec<f64> {
+    let schedule = CapacitySchedule::new(link, timeline);
+    let bins = duration_ns.div_ceil(BIN_NS);
+    (0..bins).map(|b| schedule.bytes_between(b * BIN_NS, ((b + 1) * BIN_NS).min(duration_ns))).collect()
 }
 
 /// Timeline steps that cut the rate by more than a third.

@@ -51,10 +51,14 @@ pub struct ChainOptions {
 
 impl Default for ChainOptions {
     fn default() -> Self {
-        // 100 KB: about half a second at 1.5 Mbit/s, like the seed's modem.
         // 100 KB: about half a second at 1.5 Mbit/s, like the seed's modem; bursts of
         // up to five full frames, like a radio's scheduling grant.
-        Self { rate: BitRate::from_bps(50_000_000), buffer_bytes: 100_000, burst_bytes: 5 * 1514, emulated: None }
+        Self {
+            rate: BitRate::from_bps(50_000_000),
+            buffer_bytes: 100_000,
+            burst_bytes: bauxite_core::link::DEMO_TBF_BURST_BYTES as u32,
+            emulated: None,
+        }
     }
 }
 

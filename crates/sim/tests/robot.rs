@@ -8,7 +8,7 @@ use std::time::Duration;
 use bauxite_core::link::{DeliveryTrace, LinkConfig, LinkRate, QueueLimit, Timeline};
 use bauxite_core::workload::WorkloadSpec;
 use bauxite_core::{BitRate, Profile};
-use bauxite_sim::robot::{BIN_NS, RateMode, RobotConfig, run_phase, simulate};
+use bauxite_sim::robot::{BIN_NS, Phase, RateMode, RobotConfig, run_phase, simulate};
 
 const MBIT: u64 = 1_000_000;
 
@@ -124,8 +124,8 @@ fn the_same_seed_gives_the_same_summary_and_another_seed_another() {
     };
     assert_eq!(json(3), json(3));
     assert_ne!(json(3), json(4));
-    let again = run_phase(&config, true);
-    assert_eq!(run_phase(&config, true), again, "phase by phase, packet by packet");
+    let again = run_phase(&config, Phase::Protected);
+    assert_eq!(run_phase(&config, Phase::Protected), again, "phase by phase, packet by packet");
 }
 
 /// 1 s at 2 Mbit/s, then an outage of 1.5 s, over and over (a radio link that fades
@@ -166,7 +166,7 @@ fn a_fading_link_never_runs_the_world_backwards() {
 fn the_link_rate_changes_at_most_once_per_poll_and_tc() {
     let config = step_drop(RateMode::Auto, 8);
     let poll = config.profile.profile().congestion.poll_interval.as_nanos() as u64;
-    let phase = run_phase(&config, true);
+    let phase = run_phase(&config, Phase::Protected);
     let changes: Vec<u64> = phase.link_rate.iter().skip(1).map(|&(t, _)| t).collect();
     assert!(changes.len() > 5, "the drop moves the estimate: {changes:?}");
     let closest = changes.windows(2).map(|w| w[1] - w[0]).min().unwrap();

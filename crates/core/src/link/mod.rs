@@ -15,7 +15,7 @@ mod spec;
 mod trace;
 
 pub use loss::{GilbertElliott, Loss, LossModel};
-pub use model::{Admission, LinkChange, LinkConfig, LinkModel, LinkRate, Outcome, QueueLimit};
+pub use model::{Admission, DEMO_TBF_BURST_BYTES, LinkChange, LinkConfig, LinkModel, LinkRate, Outcome, QueueLimit};
 pub use spec::{
     LinkSpec, LinkSpecError, MAX_LINK_DELAY, MAX_QUEUE_BYTES, RateSpec, Timeline, load_link, parse_queue_bytes,
 };

@@ -42,6 +42,10 @@ pub struct QueueLimit {
     pub packets: Option<usize>,
 }
 
+/// The demo's TBF bottleneck's bucket: five full frames, like a radio's scheduling
+/// grant (`bauxite demo` installs it; `sim robot`'s default step models it).
+pub const DEMO_TBF_BURST_BYTES: u64 = 5 * 1514;
+
 /// Everything that defines a link at one moment.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkConfig {
@@ -49,6 +53,11 @@ pub struct LinkConfig {
     pub rate: LinkRate,
     /// The buffer in front of it.
     pub queue: QueueLimit,
+    /// A constant rate as a token bucket of this many bytes (Linux TBF's `burst`):
+    /// after an idle moment the link sends this much at once, then at its rate. The
+    /// demo's TBF bottleneck holds 5 full packets: a packet that finds the bucket
+    /// full leaves at once, where a wire (`None`) serialises every packet in turn.
+    pub burst_bytes: Option<u64>,
     /// One-way propagation delay after the bottleneck.
     pub delay: Duration,
     /// Each packet's delay varies uniformly within ± this (never below zero, never reordering).
@@ -65,6 +74,7 @@ impl Default for LinkConfig {
         Self {
             rate: LinkRate::Unlimited,
             queue: QueueLimit { bytes: Some(100_000), packets: None },
+            burst_bytes: None,
             delay: Duration::ZERO,
             jitter: Duration::ZERO,
             loss: LossModel::None,
@@ -135,6 +145,8 @@ enum RateStage {
         in_service: Option<(Waiting, u64)>,
         /// When the link finished (or will finish) its last packet.
         free_at_ns: u64,
+        /// A token bucket instead of a wire (see [`LinkConfig::burst_bytes`]).
+        bucket: Option<Bucket>,
     },
     Trace {
         trace: Arc<DeliveryTrace>,
@@ -144,6 +156,37 @@ enum RateStage {
         /// The packet partly carried by earlier opportunities, and its bytes left.
         in_transit: Option<(Waiting, u32)>,
     },
+}
+
+/// TBF's token bucket: `tokens` bytes at `at_ns`, filling at the rate up to `size`.
+#[derive(Clone, Copy, Debug)]
+struct Bucket {
+    size: f64,
+    tokens: f64,
+    at_ns: u64,
+}
+
+impl Bucket {
+    /// A full bucket at `now_ns`: Linux's `tc qdisc change` of a TBF refills it too.
+    fn full(size: u64, now_ns: u64) -> Self {
+        Self { size: size as f64, tokens: size as f64, at_ns: now_ns }
+    }
+
+    fn tokens_at(&self, rate: BitRate, t_ns: u64) -> f64 {
+        let filled = rate.bps() as f64 / 8.0 * t_ns.saturating_sub(self.at_ns) as f64 / 1e9;
+        (self.tokens + filled).min(self.size)
+    }
+
+    /// When a packet of `len` bytes that may leave from `start_ns` on leaves (its
+    /// bytes taken from the bucket then).
+    fn take(&mut self, rate: BitRate, start_ns: u64, len: u32) -> u64 {
+        let short = f64::from(len) - self.tokens_at(rate, start_ns);
+        let wait_ns = if short > 0.0 { (short * 8e9 / rate.bps().max(1) as f64).ceil() as u64 } else { 0 };
+        let done = start_ns + wait_ns;
+        self.tokens = (self.tokens_at(rate, done) - f64::from(len)).max(0.0);
+        self.at_ns = done;
+        done
+    }
 }
 
 /// The drop-tail buffer in front of the rate stage.
@@ -244,6 +287,8 @@ impl AfterBottleneck {
 #[derive(Clone, Debug)]
 pub struct LinkModel {
     rate: RateStage,
+    /// The bucket a constant rate gets (kept across rate changes).
+    burst_bytes: Option<u64>,
     buffer: Buffer,
     after: AfterBottleneck,
     seed: u64,
@@ -255,6 +300,7 @@ impl LinkModel {
     pub fn new(config: &LinkConfig, now_ns: u64) -> Self {
         let mut link = Self {
             rate: RateStage::Unlimited,
+            burst_bytes: config.burst_bytes,
             buffer: Buffer { limit: config.queue, packets: VecDeque::new(), bytes: 0 },
             after: AfterBottleneck {
                 loss: Loss::new(config.loss, mix64(config.seed)),
@@ -323,6 +369,8 @@ impl LinkModel {
     pub fn floor_ns(&self, now_ns: u64, len: u32) -> u64 {
         let rate = match &self.rate {
             RateStage::Unlimited => 0,
+            // A bucket that waited for this packet is full.
+            RateStage::Constant { bucket: Some(_), .. } => 0,
             RateStage::Constant { rate, .. } => duration_ns(rate.transmit_time(u64::from(len))),
             RateStage::Trace { trace, start_ns, .. } => {
                 let first = trace.first_after_ns(now_ns.saturating_sub(*start_ns));
@@ -353,7 +401,12 @@ impl LinkModel {
         };
         self.rate = match rate {
             LinkRate::Unlimited => RateStage::Unlimited,
-            LinkRate::Constant(rate) => RateStage::Constant { rate, in_service: None, free_at_ns: now_ns },
+            LinkRate::Constant(rate) => RateStage::Constant {
+                rate,
+                in_service: None,
+                free_at_ns: now_ns,
+                bucket: self.burst_bytes.map(|size| Bucket::full(size, now_ns)),
+            },
             LinkRate::Trace(trace) => RateStage::Trace { trace, start_ns: now_ns, next: 0, in_transit: None },
         };
         self.now_ns = now_ns;
@@ -372,7 +425,7 @@ impl LinkModel {
                     after.depart(packet, now_ns);
                 }
             }
-            RateStage::Constant { rate, in_service, free_at_ns } => loop {
+            RateStage::Constant { rate, in_service, free_at_ns, bucket } => loop {
                 if let Some((packet, done)) = *in_service {
                     if done > now_ns {
                         break;
@@ -382,7 +435,11 @@ impl LinkModel {
                 }
                 let Some(packet) = buffer.pop_front() else { break };
                 let start = (*free_at_ns).max(packet.enqueued_ns);
-                *free_at_ns = start + duration_ns(rate.transmit_time(u64::from(packet.len)));
+                *free_at_ns = match bucket {
+                    // TBF: the packet leaves whole once the bucket holds its bytes.
+                    Some(bucket) => bucket.take(*rate, start, packet.len),
+                    None => start + duration_ns(rate.transmit_time(u64::from(packet.len))),
+                };
                 *in_service = Some((packet, *free_at_ns));
             },
             RateStage::Trace { trace, start_ns, next, in_transit } => {
@@ -529,6 +586,35 @@ mod tests {
         let times: Vec<(u64, u64)> = out.iter().map(|o| (o.departed_ns / MS, o.delivered_ns.unwrap() / MS)).collect();
         assert_eq!(times, [(10, 30), (20, 40), (35, 55)]);
         assert_eq!(link.floor_ns(100 * MS, 1500), 30 * MS);
+    }
+
+    #[test]
+    fn a_token_bucket_sends_its_burst_at_once_then_paces_at_the_rate() {
+        let config = LinkConfig {
+            rate: LinkRate::Constant(BitRate::from_bps(1_200_000)), // 1500 B = 10 ms
+            burst_bytes: Some(3000),
+            ..LinkConfig::default()
+        };
+        let mut link = LinkModel::new(&config, 0);
+        for token in 0..4 {
+            link.enqueue(0, token, 1500);
+        }
+        // Two packets fit the full bucket; the next wait for 1500 B of tokens each.
+        link.enqueue(100 * MS, 4, 1500); // by then the bucket is full again
+        let out = drain(&mut link, 200 * MS);
+        let departed: Vec<u64> = out.iter().map(|o| o.departed_ns / MS).collect();
+        assert_eq!(departed, [0, 0, 10, 20, 100]);
+        assert_eq!(link.floor_ns(200 * MS, 1500), 0, "a full bucket lets a packet through at once");
+        // A rate change refills the bucket, as `tc qdisc change` does to a TBF.
+        for token in 5..8 {
+            link.enqueue(200 * MS, token, 1500);
+        }
+        link.apply(LinkChange::Rate(LinkRate::Constant(BitRate::from_bps(600_000))), 200 * MS);
+        link.enqueue(200 * MS, 8, 1500);
+        link.enqueue(200 * MS, 9, 1500);
+        let later: Vec<u64> = drain(&mut link, 400 * MS).iter().map(|o| o.departed_ns / MS).collect();
+        // 5 and 6 empty the bucket, 7 waits; the change refills it for 7 and 8.
+        assert_eq!(later, [200, 200, 200, 200, 220], "then 20 ms per packet at 0.6 Mbit/s");
     }
 
     #[test]

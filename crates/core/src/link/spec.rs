@@ -10,6 +10,7 @@
 //! | `trace` | a mahimahi `mm-link` file | trace-driven rate (instead of `rate`) |
 //! | `queue` | `100kb`, `64kib`, `1500b` | drop-tail buffer in bytes (default 100 KB) |
 //! | `queue_packets` | `100` | drop-tail buffer in packets |
+//! | `burst` | `7570b` | a constant rate as a token bucket of this many bytes (Linux TBF's `burst`; the demo's TBF holds 5 full packets); without it a wire, serialising each packet |
 //! | `delay` | `20ms` | propagation delay |
 //! | `jitter` | `5ms` | delay varies uniformly within ± this, never reordering |
 //! | `loss` | `1%` or `0.01` | independent loss |
@@ -55,6 +56,8 @@ pub struct LinkSpec {
     pub rate: RateSpec,
     /// The buffer.
     pub queue: QueueLimit,
+    /// A constant rate's token bucket, bytes.
+    pub burst_bytes: Option<u64>,
     /// Propagation delay.
     pub delay: Duration,
     /// Delay jitter.
@@ -73,6 +76,7 @@ impl Default for LinkSpec {
         Self {
             rate: RateSpec::Unlimited,
             queue: config.queue,
+            burst_bytes: config.burst_bytes,
             delay: config.delay,
             jitter: config.jitter,
             loss: config.loss,
@@ -115,6 +119,7 @@ impl FromStr for LinkSpec {
                 "trace" => spec.rate = RateSpec::Trace(PathBuf::from(value)),
                 "queue" => spec.queue.bytes = Some(parse_queue_bytes(value).map_err(bad)?),
                 "queue_packets" => spec.queue.packets = Some(parse_count(value).map_err(bad)?),
+                "burst" => spec.burst_bytes = Some(parse_burst_bytes(value).map_err(bad)?),
                 "delay" => spec.delay = parse_link_delay(value).map_err(bad)?,
                 "jitter" => spec.jitter = parse_link_delay(value).map_err(bad)?,
                 "loss" => spec.loss = LossModel::Bernoulli(parse_probability(value).map_err(bad)?),
@@ -123,13 +128,16 @@ impl FromStr for LinkSpec {
                 "timeline" => spec.timeline = Some(PathBuf::from(value)),
                 _ => {
                     return Err(LinkSpecError(format!(
-                        "link: unknown key `{key}` (known: rate, trace, queue, queue_packets, delay, jitter, loss, ge, seed, timeline)"
+                        "link: unknown key `{key}` (known: rate, trace, queue, queue_packets, burst, delay, jitter, loss, ge, seed, timeline)"
                     )));
                 }
             }
         }
         if seen.contains(&"rate") && seen.contains(&"trace") {
             return Err(LinkSpecError("link: give `rate` or `trace`, not both".into()));
+        }
+        if seen.contains(&"burst") && !matches!(spec.rate, RateSpec::Constant(_)) {
+            return Err(LinkSpecError("link: `burst` is a constant rate's bucket: give it with `rate=RATE`".into()));
         }
         if seen.contains(&"loss") && seen.contains(&"ge") {
             return Err(LinkSpecError("link: give `loss` or `ge`, not both".into()));
@@ -148,6 +156,7 @@ impl LinkSpec {
                 RateSpec::Trace(path) => load_trace(path)?,
             },
             queue: self.queue,
+            burst_bytes: self.burst_bytes,
             delay: self.delay,
             jitter: self.jitter,
             loss: self.loss,
@@ -216,6 +225,15 @@ pub fn parse_queue_bytes(value: &str) -> Result<u64, String> {
         return Err(format!("must be between 1 byte and {MAX_QUEUE_BYTES} bytes"));
     }
     Ok(bytes as u64)
+}
+
+/// A token bucket must hold a full packet, or that packet never leaves.
+fn parse_burst_bytes(value: &str) -> Result<u64, String> {
+    let bytes = parse_queue_bytes(value)?;
+    if bytes < 1514 {
+        return Err("a bucket must hold a full packet: at least 1514 bytes".into());
+    }
+    Ok(bytes)
 }
 
 fn parse_count(value: &str) -> Result<usize, String> {
@@ -413,6 +431,9 @@ mod tests {
         assert_eq!(spec.rate, RateSpec::Constant(BitRate::from_bps(1_500_000)));
         assert_eq!(spec.queue, QueueLimit { bytes: Some(65_536), packets: Some(100) });
         assert_eq!((spec.loss, spec.delay), (LossModel::Bernoulli(0.005), Duration::ZERO));
+        assert_eq!(spec.burst_bytes, None, "a wire unless a bucket is given");
+        let spec: LinkSpec = "rate=1.5mbit,burst=7570b".parse().unwrap();
+        assert_eq!(spec.config().unwrap().burst_bytes, Some(7570));
     }
 
     #[test]
@@ -430,6 +451,8 @@ mod tests {
             ("rate=1mbit,trace=x", "not both"),
             ("delay=1ms,delay=2ms", "given twice"),
             ("seed=-1", "whole number"),
+            ("rate=1mbit,burst=1000b", "at least 1514 bytes"),
+            ("trace=x,burst=8kb", "constant rate's bucket"),
         ] {
             let e = text.parse::<LinkSpec>().unwrap_err().to_string();
             assert!(e.contains(says), "{text}: {e}");

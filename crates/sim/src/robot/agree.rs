@@ -19,7 +19,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use super::metrics::{PhaseSummary, Phases};
+use super::metrics::{Oracles, PhaseSummary, Phases};
 use crate::SimError;
 
 /// Issue 12's tolerance on time to protect (ms).
@@ -36,6 +36,9 @@ pub struct ComparedSummary {
     pub link: LinkKeys,
     /// Pooled figures per phase.
     pub phases: Phases,
+    /// The simulator's references (`bauxite demo` has none).
+    #[serde(default)]
+    pub oracle: Option<Oracles>,
     /// Each phase of each trial or seed.
     pub runs: Vec<RunKeys>,
 }
@@ -217,6 +220,21 @@ pub fn agreement_md(label: &str, demo: &ComparedSummary, sim: &ComparedSummary) 
             "| {label} | {name} | {excess_cell} | {v1:.2} / {v2:.2} | {protect_cell} | {} |",
             verdicts.join(", ")
         );
+    }
+    // The limits the simulator computed for this link, beside the phases they judge.
+    if let Some(oracle) = &sim.oracle {
+        for (name, p) in
+            [("reference: never-dropped only", &oracle.never_dropped), ("reference: clairvoyant", &oracle.clairvoyant)]
+        {
+            let excess =
+                p.link.as_ref().map_or("—".to_string(), |l| format!("— / {:.1} ms", l.critical_excess_ms.p95));
+            let protect = p.time_to_protect_ms.map_or("—".to_string(), |t| format!("— / {t:.0} ms"));
+            let _ = writeln!(
+                out,
+                "| {label} | {name} | {excess} | — / {:.2} | {protect} | (the limit) |",
+                p.bulk_throughput_mbps
+            );
+        }
     }
     out
 }

@@ -112,6 +112,17 @@ pub struct Phases {
     pub protected: PhaseSummary,
 }
 
+/// The references every run is judged against, pooled over seeds like a phase
+/// ([`super::Phase::NeverDropped`], [`super::Phase::Clairvoyant`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Oracles {
+    /// Only the traffic no shaper may drop, unshaped: what no shaper can avoid.
+    pub never_dropped: PhaseSummary,
+    /// The protected phase shaped to the link's own capacity over the next base
+    /// RTT plus 100 ms.
+    pub clairvoyant: PhaseSummary,
+}
+
 /// One phase of one seed.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RunEntry {
@@ -140,6 +151,8 @@ pub struct RobotSummary {
     pub tcp_model: String,
     /// Each phase's figures, pooled over seeds.
     pub phases: Phases,
+    /// The references, pooled over seeds.
+    pub oracle: Oracles,
     /// Each phase of each seed.
     pub runs: Vec<RunEntry>,
 }

@@ -39,7 +39,7 @@ use bauxite_core::workload::WorkloadSpec;
 use bauxite_core::{BitRate, ValidatedProfile};
 
 pub use metrics::{PhaseSummary, RobotSummary};
-pub use world::DRAIN;
+pub use world::{CLAIRVOYANT_LOOKAHEAD, DRAIN};
 
 /// The shaper's rate in the protected phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +57,24 @@ impl std::fmt::Display for RateMode {
             RateMode::Auto => f.write_str("auto"),
         }
     }
+}
+
+/// Which run of a seed: the demo's two phases, and the two references issue 27
+/// judges `rate: auto` against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Every packet straight into the modem's FIFO.
+    Standard,
+    /// The profile's lanes, early drop and the configured rate.
+    Protected,
+    /// Only what no shaper may drop (the never-dropped lanes' streams and, with
+    /// `rate: auto`, its probes) on the link, unshaped: the critical figures no
+    /// shaper can beat.
+    NeverDropped,
+    /// The protected phase with a controller that reads the link's own capacity over
+    /// the next base RTT plus 100 ms ([`CLAIRVOYANT_LOOKAHEAD`]) and shapes to
+    /// it: the best a rate controller can do without seeing the future's packets.
+    Clairvoyant,
 }
 
 /// One simulated run's inputs.
@@ -89,16 +107,26 @@ pub struct SeedRun {
     pub standard: PhaseTrace,
     /// Bauxite.
     pub protected: PhaseTrace,
+    /// The never-dropped reference ([`Phase::NeverDropped`]).
+    pub never_dropped: PhaseTrace,
+    /// The clairvoyant reference ([`Phase::Clairvoyant`]).
+    pub clairvoyant: PhaseTrace,
 }
 
-/// Runs both phases of `config`.
+/// Runs both phases of `config` and both references.
 pub fn run_seed(config: &RobotConfig) -> SeedRun {
-    SeedRun { seed: config.seed, standard: world::run_phase(config, false), protected: world::run_phase(config, true) }
+    SeedRun {
+        seed: config.seed,
+        standard: world::run_phase(config, Phase::Standard),
+        protected: world::run_phase(config, Phase::Protected),
+        never_dropped: world::run_phase(config, Phase::NeverDropped),
+        clairvoyant: world::run_phase(config, Phase::Clairvoyant),
+    }
 }
 
-/// Runs one phase: with the shaper (`shaped`) or the standard stack.
-pub fn run_phase(config: &RobotConfig, shaped: bool) -> PhaseTrace {
-    world::run_phase(config, shaped)
+/// Runs one phase, or one reference.
+pub fn run_phase(config: &RobotConfig, phase: Phase) -> PhaseTrace {
+    world::run_phase(config, phase)
 }
 
 /// The video's TCP model, as `summary.json` states it.
@@ -135,6 +163,8 @@ pub fn simulate(base: &RobotConfig, seeds: u32, link_text: &str) -> RobotOutcome
     let target = Some(base.profile.targets.critical_latency_p99.as_secs_f64() * 1e3);
     let standard: Vec<&PhaseTrace> = runs.iter().map(|r| &r.standard).collect();
     let protected: Vec<&PhaseTrace> = runs.iter().map(|r| &r.protected).collect();
+    let never_dropped: Vec<&PhaseTrace> = runs.iter().map(|r| &r.never_dropped).collect();
+    let clairvoyant: Vec<&PhaseTrace> = runs.iter().map(|r| &r.clairvoyant).collect();
     let mut entries = Vec::new();
     for r in &runs {
         entries.push(metrics::RunEntry {
@@ -158,6 +188,10 @@ pub fn simulate(base: &RobotConfig, seeds: u32, link_text: &str) -> RobotOutcome
         phases: metrics::Phases {
             standard: metrics::summarize(&standard, &link, hz, None),
             protected: metrics::summarize(&protected, &link, hz, target),
+        },
+        oracle: metrics::Oracles {
+            never_dropped: metrics::summarize(&never_dropped, &link, hz, target),
+            clairvoyant: metrics::summarize(&clairvoyant, &link, hz, target),
         },
         runs: entries,
     };

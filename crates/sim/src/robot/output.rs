@@ -50,16 +50,21 @@ pub fn summary_md(s: &RobotSummary) -> String {
         "Mean capacity {capacity}; windows from {} s (latency from 1 s later); capacity drops at {:?} s.\n",
         s.link.drop_at_s, s.link.drops_s
     );
-    let _ = writeln!(out, "| Metric | Standard stack | Bauxite protected |");
-    let _ = writeln!(out, "| :--- | :---: | :---: |");
-    let (a, b) = (&s.phases.standard, &s.phases.protected);
+    let _ = writeln!(
+        out,
+        "| Metric | Standard stack | Bauxite protected | Reference: never-dropped only | Reference: clairvoyant |"
+    );
+    let _ = writeln!(out, "| :--- | :---: | :---: | :---: | :---: |");
+    let phases = [&s.phases.standard, &s.phases.protected, &s.oracle.never_dropped, &s.oracle.clairvoyant];
     let row = |out: &mut String, label: &str, f: &dyn Fn(&PhaseSummary) -> String| {
-        let _ = writeln!(out, "| {label} | {} | {} |", f(a), f(b));
+        let cells: Vec<String> = phases.iter().map(|p| f(p)).collect();
+        let _ = writeln!(out, "| {label} | {} |", cells.join(" | "));
     };
     // The simulator's figures always carry the link's.
-    let (la, lb) = (a.link.clone().unwrap_or_default(), b.link.clone().unwrap_or_default());
+    let links: Vec<LinkFigures> = phases.iter().map(|p| p.link.clone().unwrap_or_default()).collect();
     let link_row = |out: &mut String, label: &str, f: &dyn Fn(&LinkFigures) -> String| {
-        let _ = writeln!(out, "| {label} | {} | {} |", f(&la), f(&lb));
+        let cells: Vec<String> = links.iter().map(f).collect();
+        let _ = writeln!(out, "| {label} | {} |", cells.join(" | "));
     };
     let ms = |v: f64| format!("{v:.2} ms");
     row(&mut out, "Critical latency, mean", &|p| ms(p.critical_latency_ms.mean));
@@ -85,6 +90,13 @@ pub fn summary_md(s: &RobotSummary) -> String {
     row(&mut out, "Bulk discarded early", &|p| p.bulk_dropped_packets.to_string());
     let ttp = |p: &PhaseSummary| p.time_to_protect_ms.map_or("—".into(), |t| format!("{t:.0} ms"));
     row(&mut out, "Time from the first drop until critical excess < 2 ms", &ttp);
+    let _ = writeln!(
+        out,
+        "\nThe references: *never-dropped only* runs only the traffic no shaper may drop (the never-dropped \
+lanes' streams and the probes of `rate: auto`), unshaped: what no shaper can avoid. *Clairvoyant* is the protected \
+phase shaped to the link's own capacity over the next base RTT plus {} ms: the best a rate controller could do.",
+        super::CLAIRVOYANT_LOOKAHEAD.as_millis()
+    );
     let _ = writeln!(out, "\nThe video's TCP: {}", s.tcp_model);
     out
 }

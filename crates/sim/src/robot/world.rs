@@ -19,7 +19,8 @@ use bauxite_core::{BitRate, PacketKey, RateSetting};
 
 use super::egress::{Egress, Queued};
 use super::tcp::{self, Segment};
-use super::{PhaseTrace, RateMode, RobotConfig};
+use super::{Phase, PhaseTrace, RateMode, RobotConfig};
+use bauxite_core::figures::CapacitySchedule;
 
 /// UDP and IP headers on a message.
 const UDP_HEADER: u32 = 28;
@@ -44,6 +45,8 @@ enum Ev {
     Stream(u16),
     Frame,
     Poll,
+    /// A probe of the never-dropped reference, on its own rhythm (no shaper polls it).
+    Probe,
     Step(u32),
     Egress,
     Link,
@@ -80,11 +83,29 @@ struct PendingFrame {
     bytes: u32,
 }
 
+/// How the shaper's link rate is set in a shaped phase.
+enum RateSource {
+    /// Given, for the whole phase.
+    Fixed,
+    /// `rate: auto`: the shaper's own controller.
+    Auto(Box<RateController>),
+    /// The clairvoyant reference: the link's own capacity over the next base RTT
+    /// plus [`CLAIRVOYANT_LOOKAHEAD`], read from the link's description.
+    Clairvoyant(CapacitySchedule),
+}
+
+/// How far beyond one base RTT the clairvoyant reference looks: issue 27's 100 ms,
+/// about what a bulk packet admitted now takes to reach the far end through a
+/// queue a shaper should keep.
+pub const CLAIRVOYANT_LOOKAHEAD: Duration = Duration::from_millis(100);
+
 /// The shaper's state in a protected phase.
 struct Shaper {
     egress: Egress,
     controller: Controller,
-    auto: Option<RateController>,
+    rate: RateSource,
+    /// The link rate last decided (on its way to HTB, or there).
+    egress_rate: BitRate,
     drop_probability: Vec<f64>,
     droppable: Vec<bool>,
     rng: SplitMix64,
@@ -92,6 +113,7 @@ struct Shaper {
 
 struct World<'a> {
     config: &'a RobotConfig,
+    phase: Phase,
     now: u64,
     end_ns: u64,
     seq: u64,
@@ -123,9 +145,9 @@ struct World<'a> {
     trace: PhaseTrace,
 }
 
-/// Runs one phase: with the shaper (`shaped`) or the standard stack.
-pub fn run_phase(config: &RobotConfig, shaped: bool) -> PhaseTrace {
-    let mut world = World::new(config, shaped);
+/// Runs one phase, or one of the references.
+pub fn run_phase(config: &RobotConfig, phase: Phase) -> PhaseTrace {
+    let mut world = World::new(config, phase);
     world.start();
     while let Some(Reverse((t, _, ev))) = world.heap.pop() {
         if t > world.end_ns + duration_ns(DRAIN) {
@@ -142,7 +164,8 @@ fn duration_ns(d: Duration) -> u64 {
 }
 
 impl<'a> World<'a> {
-    fn new(config: &'a RobotConfig, shaped: bool) -> Self {
+    fn new(config: &'a RobotConfig, phase: Phase) -> Self {
+        let shaped = matches!(phase, Phase::Protected | Phase::Clairvoyant);
         let mut rng = SplitMix64::new(mix64(config.seed ^ 0x5eed_0b07));
         let workload = &config.workload;
         let profile = &config.profile;
@@ -155,7 +178,7 @@ impl<'a> World<'a> {
         link_config.seed = link_config.seed.wrapping_add(config.seed);
         let mut trace = PhaseTrace::default();
         let shaper = shaped.then(|| {
-            let (shaper, link_rate) = new_shaper(config, &mut rng);
+            let (shaper, link_rate) = new_shaper(config, phase, &mut rng);
             trace.link_rate.push((0, link_rate.bps()));
             shaper
         });
@@ -163,6 +186,7 @@ impl<'a> World<'a> {
         let poll_offset = rng.below(duration_ns(profile.profile().congestion.poll_interval).max(1));
         Self {
             config,
+            phase,
             now: 0,
             end_ns: duration_ns(config.duration),
             seq: 0,
@@ -197,10 +221,22 @@ impl<'a> World<'a> {
     }
 
     fn start(&mut self) {
+        let never_dropped_only = self.phase == Phase::NeverDropped;
+        let profile = &self.config.profile.profile();
         for i in 0..self.config.workload.streams.len() {
+            if never_dropped_only && profile.lanes[self.stream_lanes[i]].drop_when_congested {
+                continue;
+            }
             self.schedule(self.stream_offsets[i], Ev::Stream(i as u16));
         }
-        self.schedule(self.video_offset, Ev::Frame);
+        if never_dropped_only {
+            // The probes `rate: auto` would send, at the daemon's start offset.
+            if self.config.rate == RateMode::Auto {
+                self.schedule(self.poll_offset, Ev::Probe);
+            }
+        } else {
+            self.schedule(self.video_offset, Ev::Frame);
+        }
         for (i, (at, _)) in self.config.timeline.steps.iter().enumerate() {
             self.schedule(duration_ns(*at), Ev::Step(i as u32));
         }
@@ -219,6 +255,13 @@ impl<'a> World<'a> {
             Ev::Stream(i) => self.send_message(usize::from(i)),
             Ev::Frame => self.capture_frame(),
             Ev::Poll => self.poll_shaper(),
+            Ev::Probe => {
+                self.send_probe();
+                let next = self.now + duration_ns(self.config.profile.profile().auto_rate.probe_interval);
+                if next < self.end_ns {
+                    self.schedule(next, Ev::Probe);
+                }
+            }
             Ev::Step(i) => {
                 let change = self.config.timeline.steps[i as usize].1.clone();
                 self.link.apply(change, self.now);
@@ -506,7 +549,11 @@ impl<'a> World<'a> {
         let shaper = self.shaper.as_mut().expect("a shaped phase");
         let samples = shaper.egress.samples();
         // As the daemon does: the probe leaves right after the counters are read.
-        if self.now < self.end_ns && shaper.auto.as_mut().is_some_and(|auto| auto.probe_due(now)) {
+        let probe_due = match &mut shaper.rate {
+            RateSource::Auto(auto) => auto.probe_due(now),
+            RateSource::Fixed | RateSource::Clairvoyant(_) => false,
+        };
+        if self.now < self.end_ns && probe_due {
             self.send_probe();
         }
         let shaper = self.shaper.as_mut().expect("a shaped phase");
@@ -515,21 +562,31 @@ impl<'a> World<'a> {
         for (p, v) in shaper.drop_probability.iter_mut().zip(&verdicts) {
             *p = v.drop_probability;
         }
-        // As the daemon does: the lanes' sent bytes, the answers, then the time.
-        if let Some(auto) = shaper.auto.as_mut() {
-            // As the daemon does: the probes' lane 0's own queue is not the link's.
-            auto.on_own_queue(verdicts[0].queue_delay);
-            auto.on_sent(now, samples.iter().map(|s| s.sent_bytes).sum());
-            let mut new_rate = None;
-            for (sent_ns, received_ns) in answers {
-                let answer = auto.on_answer(Duration::from_nanos(sent_ns), Duration::from_nanos(received_ns));
-                new_rate = answer.or(new_rate);
+        let new_rate = match &mut shaper.rate {
+            RateSource::Fixed => None,
+            // As the daemon does: the lanes' sent bytes, the answers, then the time.
+            RateSource::Auto(auto) => {
+                // As the daemon does: the probes' lane 0's own queue is not the link's.
+                auto.on_own_queue(verdicts[0].queue_delay);
+                auto.on_sent(now, samples.iter().map(|s| s.sent_bytes).sum());
+                let mut new_rate = None;
+                for (sent_ns, received_ns) in answers {
+                    let answer = auto.on_answer(Duration::from_nanos(sent_ns), Duration::from_nanos(received_ns));
+                    new_rate = answer.or(new_rate);
+                }
+                auto.on_tick(now).or(new_rate)
             }
-            if let Some(rate) = auto.on_tick(now).or(new_rate) {
-                self.pending_rate = Some(rate);
-                self.schedule(self.now + duration_ns(TC_LATENCY), Ev::ApplyRate);
-                next += duration_ns(TC_LATENCY);
+            RateSource::Clairvoyant(capacity) => {
+                let backlog = self.link.backlog().1;
+                let rate = clairvoyant_rate(capacity, self.config, self.now, self.return_ns, backlog);
+                (shaper.egress_rate != rate).then_some(rate)
             }
+        };
+        if let Some(rate) = new_rate {
+            shaper.egress_rate = rate;
+            self.pending_rate = Some(rate);
+            self.schedule(self.now + duration_ns(TC_LATENCY), Ev::ApplyRate);
+            next += duration_ns(TC_LATENCY);
         }
         if next < self.end_ns + duration_ns(DRAIN) {
             self.schedule(next, Ev::Poll);
@@ -552,29 +609,54 @@ impl<'a> World<'a> {
     }
 }
 
+/// The clairvoyant's link rate at `now_ns`: what the link will carry over the next
+/// base RTT (the return path's delay twice) plus [`CLAIRVOYANT_LOOKAHEAD`], less
+/// the `backlog_bytes` already waiting in its queue, within the bounds `rate: auto`
+/// keeps to. Shaping to the capacity alone would keep forever a queue an outage
+/// left (what goes in would equal what comes out).
+fn clairvoyant_rate(
+    capacity: &CapacitySchedule,
+    config: &RobotConfig,
+    now_ns: u64,
+    return_ns: u64,
+    backlog_bytes: u64,
+) -> BitRate {
+    let policy = &config.profile.profile().auto_rate;
+    let window_ns = 2 * return_ns + duration_ns(CLAIRVOYANT_LOOKAHEAD);
+    let room = (capacity.bytes_between(now_ns, now_ns + window_ns) - backlog_bytes as f64).max(0.0);
+    let bps = room * 8.0 / (window_ns as f64 / 1e9);
+    let bps = if bps.is_finite() { bps.min(u64::MAX as f64) as u64 } else { u64::MAX };
+    BitRate::from_bps(bps).clamp(policy.min_rate, policy.max_rate)
+}
+
 /// The shaper at the start of a phase, and the link rate it starts from.
-fn new_shaper(config: &RobotConfig, rng: &mut SplitMix64) -> (Shaper, BitRate) {
+fn new_shaper(config: &RobotConfig, phase: Phase, rng: &mut SplitMix64) -> (Shaper, BitRate) {
     let profile = config.profile.profile();
-    let auto = match config.rate {
-        RateMode::Auto => Some(RateController::new(&profile.auto_rate).with_headroom(profile.headroom)),
-        RateMode::Fixed(_) => None,
-    };
-    let link_rate = match (&auto, config.rate) {
-        (Some(a), _) => a.rate(),
-        (None, RateMode::Fixed(rate)) => rate,
-        (None, RateMode::Auto) => unreachable!("auto has a controller"),
+    let (rate, link_rate) = match (phase, config.rate) {
+        (Phase::Clairvoyant, _) => {
+            let capacity = CapacitySchedule::new(&config.link, &config.timeline);
+            let start = clairvoyant_rate(&capacity, config, 0, duration_ns(config.link.delay), 0);
+            (RateSource::Clairvoyant(capacity), start)
+        }
+        (_, RateMode::Auto) => {
+            let auto = RateController::new(&profile.auto_rate).with_headroom(profile.headroom);
+            let start = auto.rate();
+            (RateSource::Auto(Box::new(auto)), start)
+        }
+        (_, RateMode::Fixed(rate)) => (RateSource::Fixed, rate),
     };
     let shaped = profile.shaped_rate(link_rate);
     // The lanes' guarantees depend on the rate's mode, as the shaper's do.
     let mut lanes = profile.clone();
-    lanes.rate = match config.rate {
-        RateMode::Auto => RateSetting::Auto,
-        RateMode::Fixed(rate) => RateSetting::Fixed(rate),
+    lanes.rate = match (phase, config.rate) {
+        (Phase::Clairvoyant, _) | (_, RateMode::Auto) => RateSetting::Auto,
+        (_, RateMode::Fixed(rate)) => RateSetting::Fixed(rate),
     };
     let shaper = Shaper {
         egress: Egress::new(&lanes, shaped.bps() as f64),
         controller: Controller::new(profile, shaped),
-        auto,
+        rate,
+        egress_rate: link_rate,
         drop_probability: vec![0.0; profile.lanes.len()],
         droppable: profile.lanes.iter().map(|l| l.drop_when_congested).collect(),
         rng: SplitMix64::new(rng.next_u64()),
