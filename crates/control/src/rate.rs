@@ -37,8 +37,17 @@ use bauxite_core::{AutoRatePolicy, BitRate};
 
 /// Answers whose least delay is the standing queue.
 const STANDING_ANSWERS: usize = 2;
-/// Probes that may be lost in a row before their absence counts as a queue.
-const LOST_PROBES_TOLERATED: u32 = 1;
+/// Probes that may be lost in a row before their absence counts as a queue, on a
+/// link whose probes usually wait (a trace's opportunities, a slow wire)…
+const LOST_PROBES_TOLERATED: usize = 1;
+/// …and on a quiet link, where one probe overdue by the threshold is already a
+/// queue: a drop fills the FIFO at the old rate until it is seen, and one probe
+/// interval sooner is 10 ms less of it (a key frame at 14 Mbit/s: 16 KB, 90 ms
+/// of a 1.5 Mbit/s link).
+const LOST_PROBES_TOLERATED_QUIET: usize = 0;
+/// Answers outside queues before the link's noise is known well enough to call
+/// it quiet (1 s at the default interval).
+const NOISE_ANSWERS: u32 = 100;
 /// Unanswered probes remembered (10 s of them at the default interval).
 const MAX_UNANSWERED: usize = 1024;
 /// How long the history of answers and sent bytes reaches back.
@@ -66,6 +75,9 @@ const FAST_DOUBLING: Duration = Duration::from_millis(150);
 /// A queue that measures the link this much faster than the last rate known good
 /// ends the doubling of the hold.
 const GREW: f64 = 1.2;
+/// Answers in a row that must wait less than a quarter of the usual noise for
+/// the link to count as faster (100 ms at the default interval).
+const QUIET_ANSWERS: usize = 10;
 /// The link's own delay noise is tracked as this quantile of the answers' delay…
 const NOISE_QUANTILE: f64 = 0.9;
 /// …moving by at most this per answer…
@@ -82,6 +94,9 @@ const BASELINE_UP: f64 = 0.001;
 struct Episode {
     /// The last rate known not to build a queue (where an upward ramp started).
     before: BitRate,
+    /// Whether an upward probe built this queue: the link is then where it was,
+    /// at `before` or above, until a train says otherwise.
+    probed: bool,
     /// The link's rate, if a train of busy answers measured it.
     measured: Option<BitRate>,
 }
@@ -140,6 +155,8 @@ pub struct RateController {
     /// of the answers' delay outside queues): a trace's wait for its next
     /// opportunity, a packet in transmission. Not counted as a queue.
     noise: Duration,
+    /// Answers the noise has followed.
+    noise_answers: u32,
     /// The standing queue at the last decision.
     last_queue: Option<Duration>,
     /// Upward probing waits until then (`hold` after the last queue).
@@ -169,8 +186,10 @@ impl RateController {
             episode: None,
             own_queue: Duration::ZERO,
             noise: Duration::ZERO,
+            noise_answers: 0,
             last_queue: None,
-            hold_until: Duration::ZERO,
+            // No upward probe while the baseline and the noise are being learned.
+            hold_until: policy.probe_hold,
             hold: policy.probe_hold,
             ramp: None,
             schedule: ProbeSchedule::new(policy),
@@ -264,7 +283,14 @@ impl RateController {
 
     /// Moves the noise estimate towards the [`NOISE_QUANTILE`] of the answers'
     /// delays, [`NOISE_STEP`] at a time (a stochastic quantile tracker).
+    /// A link whose probes, outside queues, wait less than half the threshold (a
+    /// token bucket, a fast wire), once that is known.
+    fn is_quiet(&self) -> bool {
+        self.noise_answers >= NOISE_ANSWERS && self.noise < self.policy.delay_threshold / 2
+    }
+
     fn follow_noise(&mut self, queue: Duration) {
+        self.noise_answers = self.noise_answers.saturating_add(1);
         self.noise = if queue > self.noise {
             self.noise + NOISE_STEP.mul_f64(NOISE_QUANTILE)
         } else {
@@ -288,10 +314,24 @@ impl RateController {
     }
 
     fn decide(&mut self, now: Duration) -> Option<BitRate> {
-        let queue = self.standing_queue(now);
+        let mut queue = self.standing_queue(now, STANDING_ANSWERS);
         let threshold = self.queue_threshold();
+        // On a quiet link (a token bucket, a fast wire) an upward probe looks for the
+        // first sign of the link's limit: one answer over half the threshold ends it,
+        // before the queue it builds delays the critical messages by the threshold,
+        // and the queue is drained until one answer shows it nearly gone. Where the
+        // link's own waits are larger, one answer is noise.
+        let quiet = self.is_quiet();
         let stands = match self.episode {
+            None if self.ramp.is_some() && quiet => {
+                queue = self.standing_queue(now, 1);
+                queue > self.policy.delay_threshold / 2 + self.noise
+            }
             None => queue > threshold,
+            Some(Episode { probed: true, measured: None, .. }) if quiet => {
+                queue = self.standing_queue(now, 1);
+                queue > self.policy.delay_threshold / 4 + self.noise
+            }
             // A queue is drained until it is under `delay_threshold`, or, where a
             // link's own waits (a packet in transmission, a trace's next
             // opportunity) keep every probe above that, until it stops shrinking
@@ -305,14 +345,14 @@ impl RateController {
         if stands { self.queue_stands(now, queue) } else { self.no_queue(now) }
     }
 
-    /// The queue delay every recent probe met: the least of the last answers', or
-    /// how overdue the next answer is if that is more.
-    fn standing_queue(&self, now: Duration) -> Duration {
-        let answered =
-            self.answers.iter().rev().take(STANDING_ANSWERS).map(|a| a.queue).min().unwrap_or(Duration::ZERO);
+    /// The queue delay every recent probe met: the least of the last `answers`
+    /// answers', or how overdue the next answer is if that is more.
+    fn standing_queue(&self, now: Duration, answers: usize) -> Duration {
+        let answered = self.answers.iter().rev().take(answers).map(|a| a.queue).min().unwrap_or(Duration::ZERO);
         // The probe after those that may be lost in a row, if it went, should have been
         // answered by now.
-        let overdue = match (self.answers.back(), self.unanswered.get(LOST_PROBES_TOLERATED as usize)) {
+        let tolerated = if self.is_quiet() { LOST_PROBES_TOLERATED_QUIET } else { LOST_PROBES_TOLERATED };
+        let overdue = match (self.answers.back(), self.unanswered.get(tolerated)) {
             (Some(_), Some(&sent)) => now.saturating_sub(sent + self.baseline.unwrap_or_default() + self.own_queue),
             _ => Duration::ZERO,
         };
@@ -326,10 +366,15 @@ impl RateController {
         self.policy.delay_threshold + self.noise
     }
 
-    /// One full packet's serialisation at the rate believed in: answers that waited
-    /// less than half of it may have found the FIFO empty (see [`MTU_BYTES`]).
+    /// One full packet's serialisation at the link's last known rate: answers that
+    /// waited less than half of it may have found the FIFO empty (see
+    /// [`MTU_BYTES`]). During a queue that is the rate before it, not the few
+    /// hundred kbit/s the droppable lanes are held at meanwhile: at `min_rate` a
+    /// packet is 60 ms, and the answers that measure a drop (those sent before the
+    /// stop, with video between them) would not count as busy.
     fn one_packet(&self) -> Duration {
-        self.rate.max(self.policy.min_rate).transmit_time(MTU_BYTES)
+        let rate = self.episode.map_or(self.rate, |e| e.measured.unwrap_or(e.before));
+        rate.max(self.policy.min_rate).transmit_time(MTU_BYTES)
     }
 
     fn queue_stands(&mut self, now: Duration, queue: Duration) -> Option<BitRate> {
@@ -346,7 +391,7 @@ impl RateController {
         }
         self.hold_until = now + self.hold;
         let measured = self.measured_capacity();
-        let episode = self.episode.get_or_insert(Episode { before, measured: None });
+        let episode = self.episode.get_or_insert(Episode { before, probed: ramp.is_some(), measured: None });
         episode.measured = measured.or(episode.measured);
         // Until a train of busy answers measures the link, nothing but the lanes
         // never dropped: the link fell by an unknown factor (or the ramp passed
@@ -354,7 +399,10 @@ impl RateController {
         // the critical messages, and a pause of the droppable lanes costs them a
         // few tens of milliseconds. (Estimates from the queue's growth over the
         // first few answers were tried: they let in 100 ms more queue at a step.)
-        let Some(capacity) = episode.measured else { return self.set(self.policy.min_rate) };
+        // A queue an upward probe built is drained from the rate it started at,
+        // which the link carried: its few milliseconds go without stopping the video.
+        let known = episode.measured.or(episode.probed.then_some(episode.before));
+        let Some(capacity) = known else { return self.set(self.policy.min_rate) };
         let drain = (1.0 - queue.as_secs_f64() / self.policy.drain_time.as_secs_f64()).clamp(0.0, DRAIN_AT_MOST);
         self.set(capacity.scaled(drain))
     }
@@ -372,7 +420,13 @@ impl RateController {
             }
             return self.set(resume);
         }
-        if now < self.hold_until {
+        // A link whose probes stop waiting has grown faster: the waits they met
+        // were its packets' transmission (or its opportunities' spacing), which
+        // shrink as it speeds up. It is probed at once, and without the knee.
+        let quieted = self.went_quiet();
+        if quieted && self.ramp.is_none() {
+            self.ramp = Some((now.saturating_sub(self.policy.ramp_time), self.rate.scaled(1.0 / (1.0 + KNEE))));
+        } else if now < self.hold_until && self.ramp.is_none() {
             return None;
         }
         let loaded =
@@ -394,6 +448,16 @@ impl RateController {
         let knee = from.scaled(1.0 + KNEE);
         let fast = now.saturating_sub(since).saturating_sub(self.policy.ramp_time);
         self.set(knee.scaled(2f64.powf(fast.as_secs_f64() / FAST_DOUBLING.as_secs_f64())).min(ceiling))
+    }
+
+    /// Whether the last [`QUIET_ANSWERS`] answers all waited less than a quarter of
+    /// the link's usual noise, on a link whose noise is a real wait (half
+    /// `delay_threshold` or more; a token bucket's is not, and says nothing).
+    fn went_quiet(&self) -> bool {
+        if self.noise < self.policy.delay_threshold / 2 || self.answers.len() < QUIET_ANSWERS {
+            return false;
+        }
+        self.answers.iter().rev().take(QUIET_ANSWERS).all(|a| a.queue < self.noise / 4)
     }
 
     /// The link's rate from the newest train of answers that all met a queue (the
@@ -486,17 +550,36 @@ mod tests {
     }
 
     #[test]
-    fn answers_overdue_beyond_the_threshold_stop_the_droppable_lanes() {
+    fn on_a_quiet_link_one_answer_overdue_beyond_the_threshold_stops_the_droppable_lanes() {
         let mut c = RateController::new(&policy());
         quiet(&mut c, 0, 1_000, 4e6);
         assert_eq!(c.rate(), mbit(10.0), "a quiet link keeps the base rate (unloaded: nothing to find)");
-        // The last answer was to the probe sent at 990 ms; those of 1000 and 1010 ms
-        // went, one may be lost, the other's answer is due at 1011 ms: nothing is said
-        // before 1011 ms + the threshold.
-        assert!(c.probe_due(at(1_000)) && c.probe_due(at(1_010)));
-        assert_eq!(c.on_tick(1_012 * MS), None, "1 ms overdue is within the threshold");
-        assert_eq!(c.on_tick(1_015 * MS), Some(policy().min_rate), "4 ms overdue: a queue, of unknown depth");
+        assert!(c.is_quiet(), "a second of answers that never waited");
+        // The last answer was to the probe sent at 990 ms; that of 1000 ms is due at
+        // 1001 ms: nothing is said before 1001 ms + the threshold.
+        assert!(c.probe_due(at(1_000)));
+        assert_eq!(c.on_tick(1_002 * MS), None, "1 ms overdue is within the threshold");
+        assert_eq!(c.on_tick(1_004 * MS), Some(policy().min_rate), "3 ms overdue: a queue, of unknown depth");
         assert!(c.episode.is_some(), "a queue stands");
+    }
+
+    #[test]
+    fn on_a_link_whose_probes_wait_one_probe_may_be_lost_before_silence_is_a_queue() {
+        let mut c = RateController::new(&policy());
+        let mut rng = bauxite_core::rng::SplitMix64::new(3);
+        // Probes wait up to 8 ms for the packet in transmission (1.5 Mbit/s).
+        for t in (0..3_000u64).step_by(10) {
+            c.on_sent(at(t), t * 150);
+            assert!(c.probe_due(at(t)));
+            c.on_answer(at(t), at(t) + MS + Duration::from_micros(rng.below(8_000)));
+        }
+        assert!(!c.is_quiet(), "noise {:?}", c.noise);
+        let threshold = c.queue_threshold();
+        // The probes of 3000 and 3010 ms go; the first may be lost, the second's
+        // answer is due at 3011 ms.
+        assert!(c.probe_due(at(3_000)) && c.probe_due(at(3_010)));
+        assert_eq!(c.on_tick(3_011 * MS + threshold - MS), None, "within the threshold");
+        assert_eq!(c.on_tick(3_011 * MS + threshold + MS), Some(policy().min_rate), "beyond it: a queue");
     }
 
     #[test]
@@ -505,8 +588,8 @@ mod tests {
         quiet(&mut c, 0, 1_000, 4e6);
         // The control loop stalled for 100 ms after the probe of 990 ms: it sent none.
         assert_eq!(c.on_tick(1_090 * MS), None, "silence without probes is not a queue");
-        assert!(c.probe_due(at(1_090)) && c.probe_due(at(1_100)));
-        assert_eq!(c.on_tick(1_104 * MS), Some(policy().min_rate), "the second probe since is 3 ms overdue");
+        assert!(c.probe_due(at(1_090)));
+        assert_eq!(c.on_tick(1_094 * MS), Some(policy().min_rate), "the probe since is 3 ms overdue");
     }
 
     #[test]

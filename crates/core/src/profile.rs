@@ -225,7 +225,7 @@ impl Default for AutoRatePolicy {
             delay_threshold: Duration::from_millis(2),
             drain_time: Duration::from_millis(100),
             probe_hold: Duration::from_secs(1),
-            probe_hold_max: Duration::from_secs(1),
+            probe_hold_max: Duration::from_secs(8),
             ramp_time: Duration::from_millis(800),
             load_threshold: 0.75,
         }
