@@ -78,8 +78,13 @@ fn gso(ns: &Netns) -> String {
 
 /// Starts `bauxite up` on [`IFACE`] in `ns`, its stderr piped, and waits until it runs.
 fn spawn_up(ns: &Netns) -> Daemon {
+    spawn_up_with(ns, &["--rate", "10mbit"])
+}
+
+/// [`spawn_up`] with these arguments after `--iface`.
+fn spawn_up_with(ns: &Netns, args: &[&str]) -> Daemon {
     let daemon = Daemon(
-        ns.command(BIN, &["up", "--iface", IFACE, "--rate", "10mbit"])
+        ns.command(BIN, &[&["up", "--iface", IFACE][..], args].concat())
             .stderr(Stdio::piped())
             .spawn()
             .expect("start bauxite up"),
@@ -251,4 +256,55 @@ fn status_reports_the_lease_of_a_stopped_daemon() {
         assert!(Instant::now() < deadline, "the daemon renews its lease again after SIGCONT");
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// Issue 27: `rate: auto` towards a reflector that never answers (here an address on
+/// the link that nothing holds) is not silent: within `SILENCE` (500 ms, the
+/// controller's unit tests hold it to the millisecond) of the first probe the log
+/// warns, `status` (text and JSON) and the state say "NOT PROTECTED: no answers from
+/// ...", and the droppable lanes fall back to `min_rate`.
+#[test]
+fn a_reflector_that_never_answers_is_reported_and_the_rate_falls_back() {
+    if !root_or_skip("a_reflector_that_never_answers_is_reported_and_the_rate_falls_back") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let ns = namespace("silentrefl");
+    ns.ip(&["addr", "add", "10.57.0.1/24", "dev", IFACE]).expect("an address");
+    let mut profile = bauxite_core::Profile::robot();
+    profile.rate = bauxite_core::RateSetting::Auto;
+    profile.auto_rate.reflector = Some("10.57.0.9:7399".into());
+    let min_rate = profile.auto_rate.min_rate;
+    let config = std::env::temp_dir().join(format!("{}.yaml", unique_name("silent-profile")));
+    std::fs::write(&config, serde_json::to_string(&profile).unwrap()).unwrap();
+    let mut daemon = spawn_up_with(&ns, &["--config", config.to_str().unwrap()]);
+    let mut reader = ns.run(|| StatusReader::new(IFACE)).expect("a status reader in the namespace");
+    let deadline = Instant::now() + REACT;
+    let failing = loop {
+        let s = reader.read().expect("read the state");
+        if s.link_estimate_failing {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "no silence reported: {s:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(failing.reflector.as_deref(), Some("10.57.0.9:7399"));
+    assert!(failing.unanswered_ms >= 500, "said only after the silence: {failing:?}");
+    let s = status(&ns);
+    assert!(s.contains("NOT PROTECTED: no answers from 10.57.0.9:7399"), "{s}");
+    let json = text(&bauxite(&ns, &["status", "--iface", IFACE, "--json"]));
+    assert!(json.contains("\"link_estimate_failing\": true"), "{json}");
+    // The fallback reaches HTB one poll and a `tc` later.
+    let deadline = Instant::now() + REACT;
+    while reader.read().unwrap().link_rate_bps != min_rate.bps() {
+        assert!(Instant::now() < deadline, "the link rate falls back to min_rate: {:?}", reader.read().unwrap());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    signal(&daemon.0, libc::SIGTERM);
+    let code = daemon.0.wait().unwrap();
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut daemon.0.stderr.take().unwrap(), &mut log).unwrap();
+    assert!(code.success(), "{log}");
+    assert_eq!(log.matches("NOT PROTECTED").count(), 1, "warned once per silence: {log}");
+    std::fs::remove_file(config).ok();
 }

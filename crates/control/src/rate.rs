@@ -48,6 +48,11 @@ const LOST_PROBES_TOLERATED_QUIET: usize = 0;
 /// Answers outside queues before the link's noise is known well enough to call
 /// it quiet (1 s at the default interval).
 const NOISE_ANSWERS: u32 = 100;
+/// No answer to any probe sent this long ago: the reflector (or the path to it) is
+/// silent, or the link is out. Either way the rate is not known: the droppable
+/// lanes are held at `min_rate` (the fallback) until answers come back, and the
+/// daemon says so ([`RateController::silent_for`]).
+pub const SILENCE: Duration = Duration::from_millis(500);
 /// Unanswered probes remembered (10 s of them at the default interval).
 const MAX_UNANSWERED: usize = 1024;
 /// How long the history of answers and sent bytes reaches back.
@@ -221,6 +226,14 @@ impl RateController {
         due
     }
 
+    /// How long the oldest probe still unanswered has waited, once that is
+    /// [`SILENCE`] or more: no answer, not even a late one, for that long (a
+    /// reflector that never answered included).
+    pub fn silent_for(&self, now: Duration) -> Option<Duration> {
+        let waited = now.saturating_sub(*self.unanswered.front()?);
+        (waited >= SILENCE).then_some(waited)
+    }
+
     /// The link rate the controller believes in now.
     pub fn rate(&self) -> BitRate {
         self.rate
@@ -342,6 +355,10 @@ impl RateController {
             }
         };
         self.last_queue = Some(queue);
+        // Silence is a queue of unknown depth, whether or not any answer ever came.
+        if let Some(silence) = self.silent_for(now) {
+            return self.queue_stands(now, queue.max(silence));
+        }
         if stands { self.queue_stands(now, queue) } else { self.no_queue(now) }
     }
 
@@ -580,6 +597,32 @@ mod tests {
         assert!(c.probe_due(at(3_000)) && c.probe_due(at(3_010)));
         assert_eq!(c.on_tick(3_011 * MS + threshold - MS), None, "within the threshold");
         assert_eq!(c.on_tick(3_011 * MS + threshold + MS), Some(policy().min_rate), "beyond it: a queue");
+    }
+
+    #[test]
+    fn a_reflector_that_never_answers_is_silence_and_the_droppable_lanes_fall_back_to_min_rate() {
+        let mut c = RateController::new(&policy());
+        let mut changed = None;
+        for t in (0..1_000u64).step_by(10) {
+            c.on_sent(at(t), t * 500);
+            assert!(c.probe_due(at(t)));
+            if let Some(rate) = c.on_tick(at(t)) {
+                changed.get_or_insert((t, rate));
+            }
+            let silent = c.silent_for(at(t));
+            assert_eq!(silent.is_some(), t >= SILENCE.as_millis() as u64, "{t} ms: {silent:?}");
+        }
+        assert_eq!(changed, Some((SILENCE.as_millis() as u64, policy().min_rate)), "the fallback, once silent");
+        // The reflector starts answering: the rate it had before comes back.
+        c.on_sent(at(1_000), 500_000);
+        assert!(c.probe_due(at(1_000)));
+        c.on_answer(at(1_000), at(1_000) + MS);
+        c.on_sent(at(1_010), 505_000);
+        assert!(c.probe_due(at(1_010)));
+        c.on_answer(at(1_010), at(1_010) + MS);
+        c.on_tick(at(1_011));
+        assert_eq!(c.silent_for(at(1_011)), None);
+        assert_eq!(c.rate(), policy().base_rate, "answers without a queue: back to the rate before the silence");
     }
 
     #[test]

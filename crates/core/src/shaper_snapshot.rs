@@ -112,11 +112,18 @@ pub struct ShaperSnapshot {
     pub congested: bool,
     /// Times the link entered the congested state.
     pub congestion_episodes: u64,
-    /// With `rate: auto`: the reflector has not answered for ten probe intervals, so
-    /// the link-rate estimate is failing (the rate falls back as on a link that went
-    /// silent). Absent from older state files: false.
+    /// With `rate: auto`: no probe sent for `auto_rate`'s silence (500 ms) has been
+    /// answered, so the link-rate estimate is failing and the droppable lanes are
+    /// held at `min_rate` (the fallback) until the reflector answers. Absent from
+    /// older state files: false.
     #[serde(default)]
     pub link_estimate_failing: bool,
+    /// With `rate: auto`: where the probes go (`ADDR:PORT`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reflector: Option<String>,
+    /// While the estimate is failing: how long the oldest unanswered probe has waited (ms).
+    #[serde(default)]
+    pub unanswered_ms: u64,
     /// How long the kernel programs obey the daemon without a renewal (ms).
     pub lease_ms: u64,
     /// How long ago the daemon last renewed its lease, as of the snapshot it
@@ -190,6 +197,15 @@ impl std::fmt::Display for ShaperSnapshot {
         )?;
         if !self.attach_reason.is_empty() {
             writeln!(f, "  attach {}: {}", self.attach_mode, self.attach_reason)?;
+        }
+        if self.link_estimate_failing {
+            writeln!(
+                f,
+                "  rate auto NOT PROTECTED: no answers from {} for {} ms; the droppable lanes are held at min_rate \
+                 until the reflector answers",
+                self.reflector.as_deref().unwrap_or("the reflector"),
+                self.unanswered_ms
+            )?;
         }
         let (lease, ago) = (self.lease_ms, self.lease_renewed_ms_ago);
         match self.daemon {

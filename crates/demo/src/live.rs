@@ -30,7 +30,7 @@ enum Event {
     Message(usize, Arrival),
     Lost(LostMessage),
     Update(ControlUpdate),
-    State(ShaperSnapshot),
+    State(Box<ShaperSnapshot>),
     Frame(FrameArrival),
 }
 
@@ -182,7 +182,7 @@ impl<'a> LiveRecording<'a> {
                 WorkloadEvent::Update(u) => (u.tick_ns, Event::Update(u)),
             })
             .collect();
-        batch.extend(state.map(|(t, s)| (t, Event::State(s))));
+        batch.extend(state.map(|(t, s)| (t, Event::State(Box::new(s)))));
         batch.sort_by_key(|(t, _)| *t);
         for (t, event) in batch {
             self.event(t, event)?;

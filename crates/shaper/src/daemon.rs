@@ -305,6 +305,7 @@ fn first_snapshot(pre: &Preflight, link_rate: BitRate, rate: BitRate, mode: TcAt
         attach_reason: pre.features.attach.reason.clone(),
         clsact_filters: u32::from(mode == TcAttachMode::Clsact),
         gateway_iface: pre.gateway_iface.clone(),
+        reflector: pre.reflector.map(|addr| addr.to_string()),
         lease_ms: pre.lease.as_millis() as u64,
         lanes: lane_snapshots(profile),
         ..Default::default()
@@ -395,8 +396,6 @@ struct ControlLoop<'a> {
     reader: Rtnl,
     controller: Controller,
     auto: Option<AutoRate>,
-    /// No answer for this long: the link estimate is failing (diagnostics say so).
-    silence: Duration,
     link_rate: BitRate,
     rate: BitRate,
     started: Instant,
@@ -426,7 +425,8 @@ impl<'a> ControlLoop<'a> {
                     controller: RateController::new(&profile.auto_rate).with_headroom(profile.headroom),
                     prober,
                     samples: rx,
-                    last_answer: Instant::now(),
+                    reflector: addr,
+                    silent: false,
                     clock_origin_ns: monotonic_ns(),
                 })
             }
@@ -439,7 +439,6 @@ impl<'a> ControlLoop<'a> {
             state,
             watch,
             reader: open_rtnl()?,
-            silence: (profile.auto_rate.probe_interval * 10).max(Duration::from_millis(200)),
             controller: Controller::new(profile, rate),
             auto,
             link_rate,
@@ -650,7 +649,6 @@ impl<'a> ControlLoop<'a> {
         auto.controller.on_sent(now, sent_bytes);
         let mut new_rate = None;
         while let Ok(sample) = auto.samples.try_recv() {
-            auto.last_answer = Instant::now();
             if let Some(histogram) = &self.pre.probe_rtt {
                 histogram.observe(sample.rtt.as_secs_f64());
             }
@@ -663,12 +661,32 @@ impl<'a> ControlLoop<'a> {
                 "rate probe"
             );
         }
-        // Silence for long is the reflector gone (or the path down): the estimate
-        // is failing, which the diagnostics report; the controller sees the overdue
-        // answers as a queue meanwhile.
-        let silent = auto.last_answer.elapsed() > self.silence;
-        self.state.snapshot.link_estimate_failing = silent;
-        auto.controller.on_tick(now).or(new_rate)
+        let new_rate = auto.controller.on_tick(now).or(new_rate);
+        // Silence for long is the reflector gone (or the path down): the estimate is
+        // failing and the controller holds the droppable lanes at `min_rate` (its
+        // fallback) until answers come back. Said in the log once per silence, and in
+        // `status`, the metrics and the diagnostics for as long as it lasts.
+        let silent = auto.controller.silent_for(now);
+        let snapshot = &mut self.state.snapshot;
+        snapshot.link_estimate_failing = silent.is_some();
+        snapshot.unanswered_ms = silent.map_or(0, |d| d.as_millis() as u64);
+        match (silent, auto.silent) {
+            (Some(_), false) => warn!(
+                iface = self.pre.iface,
+                "rate auto NOT PROTECTED: no answers from the reflector {} for {} ms; holding the droppable lanes at \
+                 min_rate {} until it answers (is `bauxite reflect` running there, bound to an address the robot \
+                 reaches, with the same --key-file?)",
+                auto.reflector,
+                bauxite_control::SILENCE.as_millis(),
+                self.profile.auto_rate.min_rate
+            ),
+            (None, true) => {
+                info!(iface = self.pre.iface, reflector = %auto.reflector, "rate auto: the reflector answers again")
+            }
+            _ => {}
+        }
+        auto.silent = silent.is_some();
+        new_rate
     }
 }
 
@@ -735,7 +753,10 @@ struct AutoRate {
     /// Sends the probes, at the polls.
     prober: ProbeSender,
     samples: Receiver<RttSample>,
-    last_answer: Instant,
+    /// Where the probes go.
+    reflector: SocketAddr,
+    /// Whether the reflector was silent at the last poll (the log says each change).
+    silent: bool,
     /// The controller's clock starts here (`CLOCK_MONOTONIC` ns), for polls and
     /// answers alike: the prober stamps answers on that clock.
     clock_origin_ns: u64,

@@ -19,6 +19,7 @@
 //! | `bauxite_link_rate_bits_per_second` | iface | the link rate (fixed, or the auto estimate) |
 //! | `bauxite_shaped_rate_bits_per_second` | iface | the rate the lanes are shaped to |
 //! | `bauxite_shaper_running` | iface | 1 while a daemon renews its lease (lanes enforced) |
+//! | `bauxite_link_estimate_failing` | iface | 1 while `rate: auto`'s reflector does not answer (the droppable lanes held at `min_rate`) |
 //! | `bauxite_probe_rtt_seconds` | iface | histogram of the `rate: auto` probes' round trips ([`probe_rtt_histogram`]) |
 //!
 //! and, for `bauxite reflect --metrics ADDR`, [`ReflectorMetrics`]:
@@ -118,6 +119,16 @@ pub fn encode_snapshot(s: &ShaperSnapshot, encoder: &mut DescriptorEncoder) -> R
         ("shaped_rate_bits_per_second", "The rate the lanes are shaped to", Gauge),
         ConstGauge::new,
         [(iface, s.rate_bps as i64)],
+    )?;
+    family(
+        encoder,
+        (
+            "link_estimate_failing",
+            "1 while rate auto's reflector does not answer: not protected, the droppable lanes held at min_rate",
+            Gauge,
+        ),
+        ConstGauge::new,
+        [(iface, i64::from(s.link_estimate_failing))],
     )?;
     let lanes: Vec<[(&str, &str); 2]> =
         s.lanes.iter().map(|l| [("iface", s.iface.as_str()), ("lane", l.name.as_str())]).collect();
