@@ -53,6 +53,10 @@ const NOISE_ANSWERS: u32 = 100;
 /// lanes are held at `min_rate` (the fallback) until answers come back, and the
 /// daemon says so ([`RateController::silent_for`]).
 pub const SILENCE: Duration = Duration::from_millis(500);
+/// A standing queue this deep thins the probes out…
+const THIN_QUEUE: Duration = Duration::from_millis(50);
+/// …to one every this many probe intervals.
+const THINNED: u32 = 4;
 /// Unanswered probes remembered (10 s of them at the default interval).
 const MAX_UNANSWERED: usize = 1024;
 /// How long the history of answers and sent bytes reaches back.
@@ -131,11 +135,12 @@ impl ProbeSchedule {
 
     /// Whether a probe goes at the poll at `now`. The probes keep their rhythm through
     /// a late poll; after a stall the next is due half an interval on.
-    fn due(&mut self, now: Duration) -> bool {
+    fn due(&mut self, now: Duration, thinned: bool) -> bool {
         if now < self.next {
             return false;
         }
-        self.next = (self.next + self.interval).max(now + self.interval / 2);
+        let interval = if thinned { self.interval * THINNED } else { self.interval };
+        self.next = (self.next + interval).max(now + interval / 2);
         true
     }
 }
@@ -218,7 +223,11 @@ impl RateController {
     /// between interpolated ends ran 6 % over the link: a standing queue). With a
     /// `probe_interval` shorter than the poll, a probe goes at every poll.
     pub fn probe_due(&mut self, now: Duration) -> bool {
-        let due = self.schedule.due(now);
+        // Behind a deep queue every probe waits its turn ahead of the critical
+        // messages that follow it, and tells what the oldest already tells: they
+        // thin out until the queue is shallow again.
+        let deep = self.episode.is_some() && self.last_queue.is_some_and(|q| q >= THIN_QUEUE);
+        let due = self.schedule.due(now, deep);
         // Through a long silence only the oldest matter (they are the overdue ones).
         if due && self.unanswered.len() < MAX_UNANSWERED {
             self.unanswered.push_back(now);
@@ -834,12 +843,12 @@ mod tests {
         p.probe_interval = Duration::from_millis(25);
         let mut schedule = ProbeSchedule::new(&p);
         let polls = (0..20).map(|i| Duration::from_millis(10 * i));
-        let sent: Vec<u64> = polls.filter(|&t| schedule.due(t)).map(|t| t.as_millis() as u64).collect();
+        let sent: Vec<u64> = polls.filter(|&t| schedule.due(t, false)).map(|t| t.as_millis() as u64).collect();
         // Due at 0, 25, 50, 75, 100, ...: each goes at the first poll at or after it.
         assert_eq!(sent, [0, 30, 50, 80, 100, 130, 150, 180]);
         // A poll 200 ms late sends one probe, then the rhythm restarts from it.
-        assert!(schedule.due(Duration::from_millis(400)));
-        assert!(!schedule.due(Duration::from_millis(410)));
-        assert!(schedule.due(Duration::from_millis(430)));
+        assert!(schedule.due(Duration::from_millis(400), false));
+        assert!(!schedule.due(Duration::from_millis(410), false));
+        assert!(schedule.due(Duration::from_millis(430), false));
     }
 }
