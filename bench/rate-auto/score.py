@@ -4,7 +4,7 @@ directory, and prints `rate: auto` against the references, issue 27's way:
 excess p95/p99 over the clairvoyant's, video as a share of the clairvoyant's, critical
 loss beside the never-dropped run's, and on the steps the seed demo's targets.
 
-Usage: score.py BAUXITE TRACEDIR OUTDIR [SEEDS] [DURATION_S]
+Usage: [PROFILE=FILE] score.py BAUXITE TRACEDIR OUTDIR [SEEDS] [DURATION_S]
 """
 import json
 import os
@@ -20,7 +20,8 @@ examples = os.path.join(here, "..", "..", "examples")
 
 def run(name, link, extra, n=None):
     d = os.path.join(out, name)
-    subprocess.run([bauxite, "sim", "robot", "--link", link, "--seeds", n or seeds, "--out", d] + extra,
+    profile = ["--profile", os.environ["PROFILE"]] if os.environ.get("PROFILE") else []
+    subprocess.run([bauxite, "sim", "robot", "--link", link, "--seeds", n or seeds, "--out", d] + profile + extra,
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     with open(os.path.join(d, "summary.json")) as f:
         return json.load(f)

@@ -110,6 +110,17 @@ struct Episode {
     measured: Option<BitRate>,
 }
 
+/// An upward probe in progress.
+#[derive(Clone, Copy, Debug)]
+struct Ramp {
+    /// When it started.
+    since: Duration,
+    /// The last rate known good, where it started.
+    from: BitRate,
+    /// Whether it starts with the knee (a link that grew faster is doubled at once).
+    knee: bool,
+}
+
 /// One answered probe.
 #[derive(Clone, Copy, Debug)]
 struct Answer {
@@ -175,7 +186,7 @@ pub struct RateController {
     /// that found the link where it was, up to `probe_hold_max`.
     hold: Duration,
     /// Upward probing in progress: since when, and from which rate.
-    ramp: Option<(Duration, BitRate)>,
+    ramp: Option<Ramp>,
     /// When the probes go.
     schedule: ProbeSchedule,
     /// When the probes not answered yet went, oldest first: only a probe that was
@@ -407,7 +418,7 @@ impl RateController {
         // The last rate known not to build a queue: where a ramp started, if one
         // was probing upwards, else the rate in force.
         let ramp = self.ramp.take();
-        let before = ramp.map_or(self.rate, |(_, from)| from);
+        let before = ramp.map_or(self.rate, |r| r.from);
         if self.episode.is_none() {
             // An upward probe that found the link where it was: wait twice as long
             // before the next (each costs the critical lane a few milliseconds of
@@ -449,14 +460,12 @@ impl RateController {
         // A link whose probes stop waiting has grown faster: the waits they met
         // were its packets' transmission (or its opportunities' spacing), which
         // shrink as it speeds up. It is probed at once, and without the knee.
-        let quieted = self.went_quiet();
-        if quieted && self.ramp.is_none() {
-            self.ramp = Some((now.saturating_sub(self.policy.ramp_time), self.rate.scaled(1.0 / (1.0 + KNEE))));
+        let loaded = self.loaded(now);
+        if loaded && self.ramp.is_none() && self.went_quiet() {
+            self.ramp = Some(Ramp { since: now, from: self.rate, knee: false });
         } else if now < self.hold_until && self.ramp.is_none() {
             return None;
         }
-        let loaded =
-            self.achieved(now).bps() as f64 >= self.policy.load_threshold * self.headroom * self.rate.bps() as f64;
         // Unloaded, the link says nothing about more rate: relax up to the base rate
         // only (a video that comes back finds room); loaded, find the link's limit.
         let ceiling = if loaded { self.policy.max_rate } else { self.policy.base_rate.max(self.rate) };
@@ -464,16 +473,24 @@ impl RateController {
             self.ramp = None;
             return None;
         }
-        let (since, from) = *self.ramp.get_or_insert((now, self.rate));
+        let ramp = *self.ramp.get_or_insert(Ramp { since: now, from: self.rate, knee: true });
         // First a step of KNEE over the last rate known good, held for
         // `ramp_time`: where the link most likely still is, so that passing it
         // builds a queue slowly (a few milliseconds when the probes see it), and
         // long enough to empty any token bucket on the way. Only if no queue
         // shows, doubling every FAST_DOUBLING: a link that recovered is found
         // within a few hundred milliseconds more.
-        let knee = from.scaled(1.0 + KNEE);
-        let fast = now.saturating_sub(since).saturating_sub(self.policy.ramp_time);
-        self.set(knee.scaled(2f64.powf(fast.as_secs_f64() / FAST_DOUBLING.as_secs_f64())).min(ceiling))
+        let (start, knee_time) =
+            if ramp.knee { (ramp.from.scaled(1.0 + KNEE), self.policy.ramp_time) } else { (ramp.from, Duration::ZERO) };
+        let fast = now.saturating_sub(ramp.since).saturating_sub(knee_time);
+        let doublings = fast.as_secs_f64() / FAST_DOUBLING.as_secs_f64() + if ramp.knee { 0.0 } else { 1.0 };
+        self.set(start.scaled(2f64.powf(doublings)).min(ceiling))
+    }
+
+    /// Whether the lanes sent, over the last [`ACHIEVED_WINDOW`], most of what the
+    /// rate allowed: only a loaded link tells whether more rate is available.
+    fn loaded(&self, now: Duration) -> bool {
+        self.achieved(now).bps() as f64 >= self.policy.load_threshold * self.headroom * self.rate.bps() as f64
     }
 
     /// Whether the last [`QUIET_ANSWERS`] answers all waited less than a quarter of
@@ -486,24 +503,33 @@ impl RateController {
         self.answers.iter().rev().take(QUIET_ANSWERS).all(|a| a.queue < self.noise / 4)
     }
 
-    /// The link's rate from the newest train of answers that all met a queue (the
-    /// FIFO never emptied between them): the bytes sent between the first and the
-    /// last probe of the train left the FIFO between their answers.
+    /// The link's rate from the newest train of answers through which the FIFO
+    /// never emptied: the bytes sent between the first and the last probe of the
+    /// train left the FIFO between their answers (packet-train dispersion).
+    ///
+    /// The FIFO stays busy from one probe to the next when the earlier probe met at
+    /// least that long a queue: it was still draining what stood ahead of that probe
+    /// when the next one came. A probe that met less may have found it empty by the
+    /// next, and a train across an empty FIFO measures what was sent, not the link
+    /// (after an outage the backlog drains in a moment while the video is held at
+    /// `min_rate`: such a train "measured" 0.24 Mbit/s on a 5 Mbit/s link).
     fn measured_capacity(&self) -> Option<BitRate> {
         let last_poll = self.sent.back()?.0;
         let newest = self.answers.back()?.sent;
-        // Answers that waited less may have found the FIFO empty, merely waiting for
-        // the packet in transmission or the next opportunity.
+        // The newest answer must have met a queue, not merely the packet in
+        // transmission or the next opportunity.
         let busy = self.policy.delay_threshold + (self.one_packet() / 2).max(self.noise);
-        let mut train = self
-            .answers
-            .iter()
-            .rev()
-            // The bytes sent after the last poll are not counted yet.
-            .skip_while(|a| a.sent > last_poll)
-            .take_while(|a| a.queue > busy && a.sent + CAPACITY_WINDOW >= newest);
-        let last = *train.next()?;
-        let first = train.last()?;
+        // The bytes sent after the last poll are not counted yet.
+        let mut answers = self.answers.iter().rev().skip_while(|a| a.sent > last_poll);
+        let last = *answers.next().filter(|a| a.queue > busy)?;
+        let mut first = last;
+        for a in answers {
+            let busy_until_next = a.queue >= first.sent.saturating_sub(a.sent);
+            if !busy_until_next || a.sent + CAPACITY_WINDOW < newest {
+                break;
+            }
+            first = *a;
+        }
         let span = last.received.checked_sub(first.received)?;
         if span < CAPACITY_SPAN {
             return None;
