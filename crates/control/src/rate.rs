@@ -84,9 +84,17 @@ const FAST_DOUBLING: Duration = Duration::from_millis(150);
 /// A queue that measures the link this much faster than the last rate known good
 /// ends the doubling of the hold.
 const GREW: f64 = 1.2;
-/// Answers in a row that must wait less than a quarter of the usual noise for
-/// the link to count as faster (100 ms at the default interval).
-const QUIET_ANSWERS: usize = 10;
+/// Answers in a row that must wait less than a quarter of the typical wait for
+/// the link to count as faster (200 ms at the default interval), on a link whose
+/// typical wait is a real one (half `delay_threshold` or more). A token bucket's is
+/// none: its probes pass at once but for the hosts' occasional scheduling jitter,
+/// which a 90th percentile counts (taken for a quieting link, it doubled the rate
+/// into a 1.5 Mbit/s TBF) and a median does not.
+const QUIET_ANSWERS: usize = 20;
+/// The typical wait is the median of this many answers before those (1 s at the
+/// default interval: past the queue that the quieting must not follow by less than
+/// `probe_hold`).
+const TYPICAL_ANSWERS: usize = 100;
 /// The link's own delay noise is tracked as this quantile of the answers' delay…
 const NOISE_QUANTILE: f64 = 0.9;
 /// …moving by at most this per answer…
@@ -182,6 +190,8 @@ pub struct RateController {
     last_queue: Option<Duration>,
     /// Upward probing waits until then (`hold` after the last queue).
     hold_until: Duration,
+    /// When a queue last stood.
+    last_queue_at: Duration,
     /// The wait before the next upward probe: `probe_hold`, doubled by each probe
     /// that found the link where it was, up to `probe_hold_max`.
     hold: Duration,
@@ -211,6 +221,7 @@ impl RateController {
             last_queue: None,
             // No upward probe while the baseline and the noise are being learned.
             hold_until: policy.probe_hold,
+            last_queue_at: Duration::ZERO,
             hold: policy.probe_hold,
             ramp: None,
             schedule: ProbeSchedule::new(policy),
@@ -315,7 +326,7 @@ impl RateController {
     }
 
     /// Moves the noise estimate towards the [`NOISE_QUANTILE`] of the answers'
-    /// delays, [`NOISE_STEP`] at a time (a stochastic quantile tracker).
+    /// delays.
     /// A link whose probes, outside queues, wait less than half the threshold (a
     /// token bucket, a fast wire), once that is known.
     fn is_quiet(&self) -> bool {
@@ -324,12 +335,7 @@ impl RateController {
 
     fn follow_noise(&mut self, queue: Duration) {
         self.noise_answers = self.noise_answers.saturating_add(1);
-        self.noise = if queue > self.noise {
-            self.noise + NOISE_STEP.mul_f64(NOISE_QUANTILE)
-        } else {
-            self.noise.saturating_sub(NOISE_STEP.mul_f64(1.0 - NOISE_QUANTILE))
-        }
-        .min(MAX_NOISE);
+        self.noise = track_quantile(self.noise, queue, NOISE_QUANTILE, NOISE_STEP).min(MAX_NOISE);
     }
 
     fn follow_baseline(&mut self, rtt: Duration) -> Duration {
@@ -352,7 +358,9 @@ impl RateController {
         // On a quiet link (a token bucket, a fast wire) an upward probe looks for the
         // first sign of the link's limit: one answer over half the threshold ends it,
         // before the queue it builds delays the critical messages by the threshold,
-        // and the queue is drained until one answer shows it nearly gone. Where the
+        // and the queue is drained until one answer shows it gone (a token bucket
+        // emptied by the probe lets a critical message wait a packet's tokens behind
+        // any burst until it refills, so what is left matters). Where the
         // link's own waits are larger, one answer is noise.
         let quiet = self.is_quiet();
         let stands = match self.episode {
@@ -427,6 +435,7 @@ impl RateController {
                 if ramp.is_some() { (self.hold * 2).min(self.policy.probe_hold_max) } else { self.policy.probe_hold };
         }
         self.hold_until = now + self.hold;
+        self.last_queue_at = now;
         let measured = self.measured_capacity();
         let episode = self.episode.get_or_insert(Episode { before, probed: ramp.is_some(), measured: None });
         episode.measured = measured.or(episode.measured);
@@ -461,7 +470,10 @@ impl RateController {
         // were its packets' transmission (or its opportunities' spacing), which
         // shrink as it speeds up. It is probed at once, and without the knee.
         let loaded = self.loaded(now);
-        if loaded && self.ramp.is_none() && self.went_quiet() {
+        // Not sooner after a queue than the hold's first step: a link that just
+        // stopped waiting may merely have drained.
+        let settled = now >= self.last_queue_at + self.policy.probe_hold;
+        if loaded && settled && self.ramp.is_none() && self.went_quiet() {
             self.ramp = Some(Ramp { since: now, from: self.rate, knee: false });
         } else if now < self.hold_until && self.ramp.is_none() {
             return None;
@@ -494,13 +506,19 @@ impl RateController {
     }
 
     /// Whether the last [`QUIET_ANSWERS`] answers all waited less than a quarter of
-    /// the link's usual noise, on a link whose noise is a real wait (half
-    /// `delay_threshold` or more; a token bucket's is not, and says nothing).
+    /// the link's typical wait, where that is a real wait (see [`QUIET_ANSWERS`]).
     fn went_quiet(&self) -> bool {
-        if self.noise < self.policy.delay_threshold / 2 || self.answers.len() < QUIET_ANSWERS {
-            return false;
-        }
-        self.answers.iter().rev().take(QUIET_ANSWERS).all(|a| a.queue < self.noise / 4)
+        // The typical wait: the median of the answers before these.
+        let Some(from) = self.answers.len().checked_sub(QUIET_ANSWERS + TYPICAL_ANSWERS) else { return false };
+        let mut before: Vec<Duration> = self.answers.range(from..from + TYPICAL_ANSWERS).map(|a| a.queue).collect();
+        let typical = *before.select_nth_unstable(TYPICAL_ANSWERS / 2).1;
+        let waits_stopped =
+            |usual: Duration, answers: usize| self.answers.iter().rev().take(answers).all(|a| a.queue < usual / 4);
+        // Or, on a link whose noise is far beyond any host's jitter (a radio's
+        // opportunities milliseconds apart), half as many answers under a quarter
+        // of that noise.
+        (typical >= self.policy.delay_threshold / 2 && waits_stopped(typical, QUIET_ANSWERS))
+            || (self.noise >= self.policy.delay_threshold * 2 && waits_stopped(self.noise, QUIET_ANSWERS / 2))
     }
 
     /// The link's rate from the newest train of answers through which the FIFO
@@ -570,6 +588,16 @@ impl RateController {
             self.rate = rate;
             rate
         })
+    }
+}
+
+/// A stochastic quantile tracker: `estimate` moves towards the `quantile` of the
+/// samples it sees, `step` at a time.
+fn track_quantile(estimate: Duration, sample: Duration, quantile: f64, step: Duration) -> Duration {
+    if sample > estimate {
+        estimate + step.mul_f64(quantile)
+    } else {
+        estimate.saturating_sub(step.mul_f64(1.0 - quantile))
     }
 }
 
@@ -658,6 +686,37 @@ mod tests {
         c.on_tick(at(1_011));
         assert_eq!(c.silent_for(at(1_011)), None);
         assert_eq!(c.rate(), policy().base_rate, "answers without a queue: back to the rate before the silence");
+    }
+
+    #[test]
+    fn a_link_counts_as_faster_when_its_probes_stop_waiting_not_when_a_hosts_jitter_pauses() {
+        // Feeds 3 s of answers whose wait `wait` draws, then 300 ms of waits under
+        // 0.2 ms; returns whether the link went quiet at any answer.
+        let quieted = |seed: u64, wait: &dyn Fn(&mut bauxite_core::rng::SplitMix64) -> u64| {
+            let mut c = RateController::new(&policy());
+            let mut rng = bauxite_core::rng::SplitMix64::new(seed);
+            let mut fired = false;
+            for t in (0..3_300u64).step_by(10) {
+                c.on_sent(at(t), t * 180);
+                assert!(c.probe_due(at(t)));
+                let micros = if t < 3_000 { wait(&mut rng) } else { rng.below(200) };
+                c.on_answer(at(t), at(t) + MS + Duration::from_micros(micros));
+                // As the controller asks it: at every decision.
+                fired |= c.went_quiet();
+            }
+            fired
+        };
+        // A 1.5 Mbit/s wire, busy: most probes wait for the packet in transmission.
+        let wire = |rng: &mut bauxite_core::rng::SplitMix64| rng.below(8_000);
+        // A token bucket on a loaded host: no wait, but one probe in seven is late
+        // by 1-2 ms (the 90th percentile is a millisecond or more, the median not).
+        let bucket = |rng: &mut bauxite_core::rng::SplitMix64| {
+            if rng.below(7) == 0 { 1_000 + rng.below(1_000) } else { rng.below(100) }
+        };
+        for seed in 1..=5 {
+            assert!(quieted(seed, &wire), "seed {seed}: the wire's waits stopped");
+            assert!(!quieted(seed, &bucket), "seed {seed}: the bucket's jitter paused");
+        }
     }
 
     #[test]
