@@ -34,7 +34,7 @@ ip netns exec "$link" sysctl -qw net.ipv4.ip_forward=1
 # The demo's bottleneck: TBF with a 100 KB FIFO and a 5-frame bucket, robot -> base.
 ip netns exec "$link" tc qdisc add dev l1 root tbf rate 1500kbit burst 7570 limit 100000
 ip netns exec "$base" iperf3 -s -D -1 >/dev/null 2>&1 || true
-ip netns exec "$base" irtt server -b 10.77.2.2:2112 -q >/dev/null 2>&1 &
+ip netns exec "$base" irtt server -b 10.77.2.2:2112 >/dev/null 2>&1 &
 ip netns exec "$base" "$bauxite" reflect --bind 10.77.2.2 >/dev/null 2>&1 &
 cat > "$out/profile.yaml" <<YAML
 name: third-party
