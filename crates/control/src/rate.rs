@@ -26,9 +26,13 @@
 //! milliseconds if the link is still there, and any token bucket on the way is
 //! emptied), then doubling while the link is loaded (up to `base_rate` while it is
 //! not). A probe that finds the link where it was doubles the hold, up to
-//! `probe_hold_max`. cake-autorate cuts by a fixed factor on delay and climbs a few
-//! percent per 200 ms; measuring the capacity lets one step land at the link, and
-//! the knee-then-doubling finds a recovered link in about two seconds.
+//! `probe_hold_max`; a link whose probes stop waiting (its packets' transmission or
+//! its opportunities' spacing shrank) has grown faster and is doubled at once. On a
+//! *quiet* link (a token bucket, a fast wire: probes that barely wait) a probe ends
+//! at the first sign of a queue and one overdue answer is a queue. No answer for
+//! [`SILENCE`] is a queue of unknown depth: the droppable lanes fall back to
+//! `min_rate`. cake-autorate cuts by a fixed factor on delay and climbs a few percent
+//! per 200 ms; measuring the capacity lets one step land at the link.
 
 use std::collections::VecDeque;
 use std::time::Duration;

@@ -2,6 +2,8 @@
 //! never-dropped traffic alone, and a controller that reads the link's own capacity
 //! ahead. On generated links neither may be beaten by the controller they judge.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,22 +16,14 @@ use bauxite_sim::robot::{CLAIRVOYANT_LOOKAHEAD, Phase, RateMode, RobotConfig, ru
 /// A cellular-like uplink of `seconds`: a new rate between 0.5 and 6 Mbit/s every
 /// 200 ms, and a one-second outage every ten seconds, as mahimahi text.
 fn generated_trace(seed: u64, seconds: u64) -> Arc<DeliveryTrace> {
-    let mut rng = SplitMix64::new(seed);
-    let (mut lines, mut credit, mut bps) = (Vec::new(), 0.0f64, 1e6);
-    for ms in 0..seconds * 1000 {
+    let (mut rng, mut bps) = (SplitMix64::new(seed), 1e6);
+    common::trace_of_rates(seconds, |ms| {
         if ms % 200 == 0 {
             bps = 0.5e6 + rng.next_f64() * 5.5e6;
         }
         let outage = ms % 10_000 >= 7_000 && ms % 10_000 < 8_000;
-        credit += if outage { 0.0 } else { bps / 8e3 / 1504.0 };
-        while credit >= 1.0 {
-            credit -= 1.0;
-            lines.push(ms + 1);
-        }
-    }
-    lines.push(seconds * 1000);
-    let text: String = lines.iter().map(|ms| format!("{ms}\n")).collect();
-    Arc::new(DeliveryTrace::parse(&text).expect("a generated trace parses"))
+        if outage { 0.0 } else { bps }
+    })
 }
 
 fn on_trace(trace: Arc<DeliveryTrace>, seconds: u64) -> RobotConfig {

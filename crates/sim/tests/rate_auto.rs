@@ -4,6 +4,8 @@
 //! step on its TBF, the recovery on a wire, and an outage-heavy generated trace
 //! judged against the references.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -70,11 +72,10 @@ fn a_wire_that_recovers_is_found_within_two_seconds() {
 /// An outage-heavy drive of `seconds`: a new rate between 0.8 and 8 Mbit/s every
 /// 300 ms and an outage of 0.5 to 3 s every 8 to 15 s, as mahimahi text.
 fn outage_heavy(seed: u64, seconds: u64) -> Arc<DeliveryTrace> {
-    let mut rng = SplitMix64::new(seed);
-    let (mut lines, mut credit, mut bps) = (Vec::new(), 0.0f64, 2e6);
+    let (mut rng, mut bps) = (SplitMix64::new(seed), 2e6);
     let mut outage = (8_000 + rng.below(7_000), 0);
     outage.1 = outage.0 + 500 + rng.below(2_500);
-    for ms in 0..seconds * 1000 {
+    common::trace_of_rates(seconds, |ms| {
         if ms % 300 == 0 {
             bps = 0.8e6 + rng.next_f64() * 7.2e6;
         }
@@ -82,15 +83,8 @@ fn outage_heavy(seed: u64, seconds: u64) -> Arc<DeliveryTrace> {
             outage.0 = ms + 8_000 + rng.below(7_000);
             outage.1 = outage.0 + 500 + rng.below(2_500);
         }
-        credit += if ms >= outage.0 { 0.0 } else { bps / 8e3 / 1504.0 };
-        while credit >= 1.0 {
-            credit -= 1.0;
-            lines.push(ms + 1);
-        }
-    }
-    lines.push(seconds * 1000);
-    let text: String = lines.iter().map(|ms| format!("{ms}\n")).collect();
-    Arc::new(DeliveryTrace::parse(&text).expect("a generated trace parses"))
+        if ms >= outage.0 { 0.0 } else { bps }
+    })
 }
 
 #[test]
