@@ -42,7 +42,17 @@ pub fn udp_sockets(pid: u32) -> Result<Vec<UdpSocketStats>, SysError> {
         })?;
         out.extend(sockets.into_iter().filter(|s| inodes.contains(&s.inode)));
     }
-    Ok(out)
+    Ok(one_per_inode(out))
+}
+
+/// The table entries with each socket once. The kernel prints its UDP table a page at a time,
+/// resuming by position in the hash chains; when another thread opens or closes a socket
+/// between two pages, entries shift and one already printed can be printed again (seen: a
+/// participant's two sockets read back as three while other tests made theirs). An inode is
+/// one socket, so the first entry for it stands.
+fn one_per_inode(sockets: Vec<UdpSocketStats>) -> Vec<UdpSocketStats> {
+    let mut seen = BTreeSet::new();
+    sockets.into_iter().filter(|s| seen.insert(s.inode)).collect()
 }
 
 /// This process's UDP sockets and the receive buffer each has now: `SO_RCVBUF` as the
@@ -147,6 +157,19 @@ mod tests {
         assert_eq!(e.0, 2, "{e:?}");
         let e = parse_udp_table(&text.replace(" 17\n", " x\n")).expect_err("bad drops");
         assert_eq!(e, (2, "bad drops".into()));
+    }
+
+    /// A table read across a change lists a socket twice: it counts once, as first listed.
+    #[test]
+    fn a_socket_listed_twice_counts_once() {
+        let entry = |port, inode, drops| UdpSocketStats {
+            local: SocketAddr::from(([127, 0, 0, 1], port)),
+            inode,
+            rx_queue_bytes: 0,
+            drops,
+        };
+        let read = vec![entry(43412, 7, 1), entry(43413, 8, 0), entry(43412, 7, 5)];
+        assert_eq!(one_per_inode(read), [entry(43412, 7, 1), entry(43413, 8, 0)]);
     }
 
     #[test]
