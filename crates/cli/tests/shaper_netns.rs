@@ -81,7 +81,56 @@ in_both_attach_modes!(
     critical_latency_under_a_tcp_flood_with_and_without_bauxite,
     a_killed_daemon_leaves_traffic_flowing_and_down_cleans_up,
     the_xdp_gateway_drops_bulk_before_it_is_forwarded,
+    down_removes_the_clsact_qdisc_only_when_up_added_it,
 );
+
+/// Whether `iface` in `ns` has a clsact qdisc.
+fn has_clsact(ns: &Netns, iface: &str) -> bool {
+    ns.tc(&["qdisc", "show", "dev", iface]).unwrap().lines().any(|l| l.starts_with("qdisc clsact "))
+}
+
+/// In clsact mode `up` adds the clsact qdisc when there is none, and both a stopped
+/// daemon and `down` after a killed one take it away again; one that was there before `up`
+/// stays, in either mode (a tcx link needs no qdisc, so tcx never adds one).
+fn down_removes_the_clsact_qdisc_only_when_up_added_it(attach: Attach) {
+    if !root_or_skip("down_removes_the_clsact_qdisc_only_when_up_added_it") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tb = testbed(1_500_000);
+    let (ns, iface) = (&tb.robot, ROBOT_IFACE);
+    let up = |ns: &Netns| spawn_up(ns, iface, &attach.with(&["--rate", "1.5mbit"]));
+    assert!(!has_clsact(ns, iface), "a fresh veth has no clsact qdisc");
+
+    // None before: the daemon's own exit, and `down` after a SIGKILL, remove what `up` added.
+    let mut daemon = up(ns);
+    assert_eq!(has_clsact(ns, iface), attach == Attach::Clsact, "clsact mode adds the qdisc, tcx does not");
+    assert!(daemon.stop().unwrap().success());
+    assert!(!has_clsact(ns, iface), "{attach:?}: a stopped daemon leaves no clsact qdisc it added");
+    let mut daemon = up(ns);
+    daemon.kill().unwrap();
+    let out = bauxite(ns, &["down", "--iface", iface]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        text(&out).contains("removed the clsact qdisc it had added"),
+        attach == Attach::Clsact,
+        "{}",
+        text(&out)
+    );
+    assert!(!has_clsact(ns, iface), "{attach:?}: down after SIGKILL leaves no clsact qdisc up added");
+
+    // One before: the operator's, which neither a stopped daemon nor `down` touches.
+    ns.tc(&["qdisc", "add", "dev", iface, "clsact"]).unwrap();
+    let mut daemon = up(ns);
+    assert!(daemon.stop().unwrap().success());
+    assert!(has_clsact(ns, iface), "{attach:?}: the operator's clsact qdisc outlives a stopped daemon");
+    let mut daemon = up(ns);
+    daemon.kill().unwrap();
+    let out = bauxite(ns, &["down", "--iface", iface]);
+    assert!(out.status.success() && !text(&out).contains("clsact qdisc"), "{}", text(&out));
+    assert!(has_clsact(ns, iface), "{attach:?}: the operator's clsact qdisc outlives down");
+    assert_eq!(tc_egress_filters(ns, iface), 0, "the classifier's filter is gone all the same");
+}
 
 /// `bauxite status --json` of `iface` in `ns`.
 fn status_json(ns: &Netns, iface: &str) -> serde_json::Value {

@@ -121,7 +121,7 @@ fn a_state_about_another_interface_is_not_acted_on() {
     assert_eq!(gso(&ns), "65536");
     let dir = state_dir(&ns);
     let mut stale = StateFile {
-        owner: Owner { ifindex: 999_999, pid: 1, pid_start: 0, original_gso_max_size: 16_000, heartbeat_ns: 0 },
+        owner: Owner { ifindex: 999_999, pid: 1, pid_start: 0, original_gso_max_size: 16_000, ..Default::default() },
         ..Default::default()
     };
     stale.snapshot.iface = IFACE.into();

@@ -354,6 +354,13 @@ pub fn kernel_has_tcx() -> bool {
     aya::util::KernelVersion::current().is_ok_and(|v| v >= aya::util::KernelVersion::new(major as u8, minor as u8, 0))
 }
 
+/// Adds the clsact qdisc to `iface` if it has none; returns whether this call added it. A
+/// qdisc that was there before stays its owner's: `down` removes only one Bauxite added
+/// (with any filter of another tool on it, it stays too).
+pub fn add_clsact(iface: &str) -> bool {
+    aya::programs::tc::qdisc_add_clsact(iface).is_ok()
+}
+
 /// Removes every clsact filter of the classifier from `iface`'s egress (left by a
 /// daemon that died in clsact mode, which the lease made step aside); the caller
 /// has checked that there is at least one (see the shaper's netlink reader).

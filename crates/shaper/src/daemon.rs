@@ -128,11 +128,13 @@ struct Installed {
     ifindex: u32,
     original_gso: Option<u32>,
     htb: bool,
+    /// `up` added the clsact qdisc (removed last, once the classifier is off it).
+    clsact: bool,
 }
 
 impl Installed {
     fn undo(&mut self) {
-        if !self.htb && self.original_gso.is_none() {
+        if !self.htb && self.original_gso.is_none() && !self.clsact {
             return;
         }
         let mut rtnl = match Rtnl::new() {
@@ -144,6 +146,7 @@ impl Installed {
             _ => {
                 self.htb = false;
                 self.original_gso = None;
+                self.clsact = false;
                 return warn!("{} (index {}) is gone; leaving whatever has its name alone", self.iface, self.ifindex);
             }
         }
@@ -159,6 +162,11 @@ impl Installed {
             && let Err(e) = tc::set_gso_max_size(&self.ns, &self.iface, gso)
         {
             warn!("restoring gso_max_size on {}: {e}", self.iface);
+        }
+        if std::mem::take(&mut self.clsact)
+            && let Err(e) = tc::delete_clsact_if_unused(&self.ns, &self.iface)
+        {
+            warn!("removing the clsact qdisc Bauxite added to {}: {e}", self.iface);
         }
     }
 }
@@ -268,6 +276,7 @@ fn install(pre: &Preflight, rate: BitRate) -> Result<Attached, ShaperError> {
         ifindex: pre.link.index,
         original_gso: None,
         htb: false,
+        clsact: false,
     };
     // HTB does not split GSO super-packets: a 64 KB one would hold the link for
     // 350 ms at 1.5 Mbit/s. One MTU per packet keeps lanes interleaving finely.
@@ -276,6 +285,7 @@ fn install(pre: &Preflight, rate: BitRate) -> Result<Attached, ShaperError> {
     installed.htb = true;
     ns.tc_batch(&htb_tree(profile, iface, rate).install_lines())?;
     let mode = pre.features.attach.mode;
+    installed.clsact = mode == TcAttachMode::Clsact && bauxite_ebpf::add_clsact(iface);
     datapath.attach_egress(iface, mode)?;
     if let Some(gw) = &pre.gateway_iface
         && datapath.attach_xdp(gw)? == bauxite_ebpf::XdpAttachMode::Generic
@@ -358,6 +368,7 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
         pid: std::process::id(),
         pid_start: state::process_start(std::process::id()).unwrap_or(0),
         original_gso_max_size: pre.link.gso_max_size,
+        created_clsact: attached.installed.clsact,
         heartbeat_ns: 0,
     };
     let state = StateFile { owner, snapshot: first_snapshot(&pre, link_rate, rate, attached.mode) };
@@ -788,6 +799,8 @@ pub struct DownReport {
     pub removed_htb: bool,
     /// A clsact filter of the classifier was removed (kernels without tcx).
     pub removed_filter: bool,
+    /// The clsact qdisc `up` had added was removed (one there before `up` stays).
+    pub removed_clsact: bool,
     /// `gso_max_size` was restored to this.
     pub restored_gso: Option<u32>,
     /// A state file was removed.
@@ -806,6 +819,9 @@ impl std::fmt::Display for DownReport {
         }
         if self.removed_filter {
             done.push("removed the clsact filter".into());
+        }
+        if self.removed_clsact {
+            done.push("removed the clsact qdisc it had added".into());
         }
         if self.removed_htb {
             done.push("removed the HTB tree".into());
@@ -828,6 +844,7 @@ impl DownReport {
         self.stopped_daemon.is_some()
             || self.removed_htb
             || self.removed_filter
+            || self.removed_clsact
             || self.restored_gso.is_some()
             || self.removed_state
     }
@@ -905,6 +922,9 @@ pub fn down(iface: &str) -> Result<DownReport, ShaperError> {
         report.removed_htb = true;
     }
     if let Some(prev) = &previous {
+        if prev.owner.created_clsact {
+            report.removed_clsact = tc::delete_clsact_if_unused(&ns, iface)?;
+        }
         let current = find_link(&mut rtnl, iface)?.gso_max_size;
         if current != prev.owner.original_gso_max_size {
             tc::set_gso_max_size(&ns, iface, prev.owner.original_gso_max_size)?;

@@ -43,6 +43,10 @@ pub struct Owner {
     pub pid_start: u64,
     /// The interface's `gso_max_size` before `up` capped it, restored by `down`.
     pub original_gso_max_size: u32,
+    /// Whether `up` added the interface's clsact qdisc (clsact mode, none there before):
+    /// `down` removes it then, and never one that was there before `up`.
+    #[serde(default)]
+    pub created_clsact: bool,
     /// CLOCK_MONOTONIC (ns) of the daemon's last lease renewal before the snapshot.
     pub heartbeat_ns: u64,
 }

@@ -141,6 +141,21 @@ pub fn delete_root(ns: &Netns, iface: &str) -> Result<(), SysError> {
     ns.exec("tc", &["qdisc", "del", "dev", iface, "root"]).map(|_| ())
 }
 
+/// Deletes `iface`'s clsact qdisc if no filter is left on either of its hooks (deleting it
+/// would take another tool's filters with it); returns whether it was deleted. Only for a
+/// qdisc Bauxite added ([`crate::state::Owner::created_clsact`]).
+pub fn delete_clsact_if_unused(ns: &Netns, iface: &str) -> Result<bool, SysError> {
+    if !ns.tc(&["qdisc", "show", "dev", iface])?.lines().any(|l| l.starts_with("qdisc clsact ")) {
+        return Ok(false);
+    }
+    for hook in ["ingress", "egress"] {
+        if !ns.tc(&["filter", "show", "dev", iface, hook])?.trim().is_empty() {
+            return Ok(false);
+        }
+    }
+    ns.tc(&["qdisc", "del", "dev", iface, "clsact"]).map(|_| true)
+}
+
 /// Sets the largest GSO packet the stack hands to `iface`'s qdisc.
 pub fn set_gso_max_size(ns: &Netns, iface: &str, bytes: u32) -> Result<(), SysError> {
     ns.exec("ip", &["link", "set", "dev", iface, "gso_max_size", &bytes.to_string()]).map(|_| ())
