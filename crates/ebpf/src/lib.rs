@@ -243,17 +243,14 @@ impl Datapath {
     }
 
     /// Attaches the classifier to `iface`'s egress in `mode` (see [`AttachRequest::resolve`]):
-    /// a tcx link, or a clsact filter (adding the clsact qdisc if missing).
+    /// a tcx link, or a clsact filter on the clsact qdisc the caller made sure of with
+    /// [`add_clsact`] (which says whether it added one, so that the caller can take it away
+    /// again, even when this attach fails). A missing qdisc fails here.
     pub fn attach_egress(&mut self, iface: &str, mode: TcAttachMode) -> Result<(), DatapathError> {
         check_interface(iface)?;
         let options = match mode {
             TcAttachMode::Tcx => TcAttachOptions::TcxOrder(LinkOrder::default()),
-            TcAttachMode::Clsact => {
-                // An existing clsact qdisc is fine: other filters keep working beside
-                // ours. Any other failure shows when the filter is added.
-                let _ = aya::programs::tc::qdisc_add_clsact(iface);
-                TcAttachOptions::Netlink(NlOptions::default())
-            }
+            TcAttachMode::Clsact => TcAttachOptions::Netlink(NlOptions::default()),
         };
         let link = self
             .classifier()
@@ -355,8 +352,9 @@ pub fn kernel_has_tcx() -> bool {
 }
 
 /// Adds the clsact qdisc to `iface` if it has none; returns whether this call added it. A
-/// qdisc that was there before stays its owner's: `down` removes only one Bauxite added
-/// (with any filter of another tool on it, it stays too).
+/// qdisc that was there before is fine (other filters keep working beside ours) and stays its
+/// owner's: `down` removes only one Bauxite added (with any filter of another tool on it, it
+/// stays too). Any other failure shows when [`Datapath::attach_egress`] adds the filter.
 pub fn add_clsact(iface: &str) -> bool {
     aya::programs::tc::qdisc_add_clsact(iface).is_ok()
 }
