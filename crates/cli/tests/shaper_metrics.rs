@@ -60,7 +60,7 @@ fn a_real_prometheus_sees_the_shapers_lane_counters_rise_while_traffic_flows() {
     );
     let mut robot = bauxite_core::Profile::robot();
     robot.rate = bauxite_core::RateSetting::Auto;
-    robot.auto_rate.reflector = Some(format!("{BASE_ADDR}:7399"));
+    robot.auto_rate.reflector = vec![format!("{BASE_ADDR}:7399")];
     robot.metrics = Some(metrics_port.to_string().parse().unwrap());
     let config = dir.join("robot.yaml");
     std::fs::write(&config, serde_json::to_string(&robot).unwrap()).unwrap();

@@ -473,7 +473,7 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     let _reflector = ChildGuard::new(tb.base.command(BIN, &reflect).spawn().expect("start the reflector"), STOP_GRACE);
     let mut profile = Profile::robot();
     profile.rate = RateSetting::Auto;
-    profile.auto_rate.reflector = Some(format!("{BASE_ADDR}:{}", bauxite_core::DEFAULT_REFLECTOR_PORT));
+    profile.auto_rate.reflector = vec![format!("{BASE_ADDR}:{}", bauxite_core::DEFAULT_REFLECTOR_PORT)];
     profile.auto_rate.key_file = Some(key.clone());
     let config = write_config(&profile);
     let _daemon = spawn_up(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap()]);
@@ -542,6 +542,65 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     // Quiet-machine figures are a mean under 1 ms and a p50 near 0.1 ms; an unshaped FIFO gives
     // hundreds. The bounds leave a loaded 2-core machine's scheduling delays room (see above).
     assert!(settled.mean < 10.0 && settled.p50 < 5.0, "critical latency once the estimate settled: {settled}");
+}
+
+/// `rate: auto` with a `bauxite reflect` address nobody serves first and the base's
+/// kernel answering ICMP echo as the standby: the probes move to the standby once the
+/// first is silent, ride the critical lane by their DSCP, and the estimate follows a
+/// drop through them as through `bauxite reflect`.
+#[test]
+fn auto_rate_moves_to_an_icmp_standby_when_its_reflector_is_silent_and_follows_a_drop() {
+    if !root_or_skip("auto_rate_moves_to_an_icmp_standby_when_its_reflector_is_silent_and_follows_a_drop") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tb = testbed(50_000_000);
+    let silent = format!("{BASE_ADDR}:{}", bauxite_core::DEFAULT_REFLECTOR_PORT); // no `bauxite reflect`
+    let standby = format!("icmp:{BASE_ADDR}");
+    let mut profile = Profile::robot();
+    profile.rate = RateSetting::Auto;
+    profile.auto_rate.reflector = vec![silent.clone(), standby.clone()];
+    let config = write_config(&profile);
+    let log = std::env::temp_dir().join(format!("{}.log", unique_name("standby")));
+    let _daemon = spawn_up_logged(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap()], &log);
+    // Nothing but the probes for 3 s: the critical lane holds only them.
+    std::thread::sleep(Duration::from_secs(3));
+    let idle = status_json(&tb.robot, ROBOT_IFACE);
+    let workload = RunningWorkload::start(&tb, &WorkloadSpec::default(), None).expect("start the workload");
+    std::thread::sleep(Duration::from_secs(3));
+    let before = status_json(&tb.robot, ROBOT_IFACE);
+    let drop_ns = monotonic_ns();
+    tb.set_rate(BitRate::from_bps(1_500_000)).unwrap();
+    let mut reaction = None;
+    while reaction.is_none() && monotonic_ns() - drop_ns < 10_000_000_000 {
+        let link = status_json(&tb.robot, ROBOT_IFACE)["link_rate_bps"].as_u64().unwrap_or(u64::MAX);
+        if link <= 1_500_000 {
+            reaction = Some(Duration::from_nanos(monotonic_ns() - drop_ns));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    workload.stop(Duration::from_millis(500)).expect("stop the workload");
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    std::fs::remove_file(config).ok();
+    std::fs::remove_file(log).ok();
+
+    eprintln!(
+        "standby: critical lane {} packets in the first 3 s; estimate at or under 1.5 Mbit/s {reaction:?} after the drop",
+        idle["lanes"][0]["packets"]
+    );
+    assert_eq!(before["reflector"], standby.as_str(), "the probes moved to the standby: {before}\n{logged}");
+    assert_eq!(before["link_estimate_failing"], false, "{before}");
+    assert!(logged.contains(&format!("probing the standby {standby}")), "{logged}");
+    assert!(!logged.contains("NOT PROTECTED"), "a standby answered: the link was never unprotected\n{logged}");
+    // Probes every 10 ms: to the silent reflector for its 0.5 s of silence (then 5 a
+    // second), to the standby for the 2.5 s after: some 290. Unless the ICMP echo
+    // requests, marked CS6, were classified into the critical lane, it counts some 60
+    // (half the polls of a loaded machine late still gives more than 150).
+    let critical = idle["lanes"][0]["packets"].as_u64().unwrap();
+    assert!(critical >= 150, "critical lane packets {critical} in the first 3 s: {idle}");
+    // The same bound as through `bauxite reflect` (auto_rate_follows_a_drop_from_50_to_1_5_mbit).
+    let reaction = reaction.expect("the rate estimate followed the drop through the ICMP reflector");
+    assert!(reaction < Duration::from_secs(5), "{reaction:?}");
 }
 
 /// The gateway option: Bauxite on a forwarding box (the `link` namespace), shaping its
@@ -888,7 +947,7 @@ fn shaper_diagnostics_reach_a_ros2_subscriber() {
 
     // `rate: auto` towards a reflector that does not answer: the link estimate fails.
     profile.rate = RateSetting::Auto;
-    profile.auto_rate.reflector = Some(format!("{BASE_ADDR}:{}", bauxite_core::DEFAULT_REFLECTOR_PORT));
+    profile.auto_rate.reflector = vec![format!("{BASE_ADDR}:{}", bauxite_core::DEFAULT_REFLECTOR_PORT)];
     let config = write_config(&profile);
     let _daemon = spawn_up(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap()]);
     let error = wait_for(2, Duration::from_secs(30));

@@ -273,7 +273,7 @@ fn a_reflector_that_never_answers_is_reported_and_the_rate_falls_back() {
     ns.ip(&["addr", "add", "10.57.0.1/24", "dev", IFACE]).expect("an address");
     let mut profile = bauxite_core::Profile::robot();
     profile.rate = bauxite_core::RateSetting::Auto;
-    profile.auto_rate.reflector = Some("10.57.0.9:7399".into());
+    profile.auto_rate.reflector = vec!["10.57.0.9:7399".into()];
     let min_rate = profile.auto_rate.min_rate;
     let config = std::env::temp_dir().join(format!("{}.yaml", unique_name("silent-profile")));
     std::fs::write(&config, serde_json::to_string(&profile).unwrap()).unwrap();

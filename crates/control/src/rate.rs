@@ -269,6 +269,22 @@ impl RateController {
         (waited >= SILENCE).then_some(waited)
     }
 
+    /// The probes go to another reflector from `now` (the one they went to fell
+    /// silent, [`Self::silent_for`]): a round trip over another path has its own
+    /// baseline and noise, so those and the answers are learned anew, and no upward
+    /// probe goes before `probe_hold`. The queue episode stays (the rate returns to
+    /// the one before the silence once the new path shows no queue), and so do the
+    /// probes still unanswered: the silence lasts until the new path answers.
+    pub fn on_new_path(&mut self, now: Duration) {
+        self.baseline = None;
+        self.answers.clear();
+        self.noise = Duration::ZERO;
+        self.noise_answers = 0;
+        self.last_queue = None;
+        self.ramp = None;
+        self.hold_until = now + self.policy.probe_hold;
+    }
+
     /// The link rate the controller believes in now.
     pub fn rate(&self) -> BitRate {
         self.rate
@@ -696,6 +712,35 @@ mod tests {
         c.on_tick(at(1_011));
         assert_eq!(c.silent_for(at(1_011)), None);
         assert_eq!(c.rate(), policy().base_rate, "answers without a queue: back to the rate before the silence");
+    }
+
+    #[test]
+    fn a_new_path_learns_its_own_baseline_and_gives_back_the_rate_before_the_silence() {
+        let mut c = RateController::new(&policy());
+        // The first reflector answers after 1 ms, then falls silent at 1 s.
+        quiet(&mut c, 0, 1_000, 4e6);
+        let before = c.rate();
+        for t in (1_000..1_600u64).step_by(10) {
+            c.on_sent(at(t), t * 500);
+            c.probe_due(at(t)); // thinned out once the silence reads as a deep queue
+            c.on_tick(at(t));
+        }
+        assert!(c.silent_for(at(1_600)).is_some());
+        assert_eq!(c.rate(), policy().min_rate, "silence: the fallback");
+        // The standby's path is 40 ms long: as the first path's baseline that would
+        // read as a 39 ms queue.
+        c.on_new_path(at(1_600));
+        assert!(c.silent_for(at(1_600)).is_some(), "silent until the new path answers");
+        for t in (1_600..2_000u64).step_by(10) {
+            c.on_sent(at(t), t * 500);
+            if c.probe_due(at(t)) {
+                c.on_answer(at(t), at(t) + 40 * MS);
+            }
+            c.on_tick(at(t) + 40 * MS);
+        }
+        assert_eq!(c.silent_for(at(2_040)), None);
+        assert_eq!(c.baseline(), Some(40 * MS), "the new path's own baseline");
+        assert_eq!(c.rate(), before, "no queue on the new path: the rate before the silence");
     }
 
     #[test]

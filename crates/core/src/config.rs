@@ -305,7 +305,7 @@ mod tests {
     fn a_relative_key_file_is_read_from_the_profiles_directory() {
         let mut robot = Profile::robot();
         robot.rate = crate::RateSetting::Auto;
-        robot.auto_rate.reflector = Some("10.0.0.2:7399".into());
+        robot.auto_rate.reflector = vec!["10.0.0.2:7399".into()];
         robot.auto_rate.key_file = Some("keys/probe.key".into());
         let yaml = serde_yaml_ng::to_string(&robot).unwrap();
         let profile = parse_profile(&yaml, Path::new("/etc/bauxite/wwan0.yaml")).unwrap();

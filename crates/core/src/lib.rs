@@ -17,6 +17,7 @@ pub mod metrics_addr;
 pub mod orchestrator;
 pub mod out_dir;
 pub mod profile;
+pub mod reflector;
 pub mod rng;
 pub mod shaper_snapshot;
 pub mod stats;
@@ -36,6 +37,7 @@ pub use profile::{
     AutoRatePolicy, BUILTIN_PROFILES, CongestionPolicy, DEFAULT_REFLECTOR_PORT, EarlyDropPolicy,
     HTB_DEFAULT_BURST_BYTES, PACED_BURST, Profile, ProfileError, RateSetting, Targets, paced_burst_bytes,
 };
+pub use reflector::{ICMP_PROBE_DSCP, MAX_REFLECTORS, Reflector};
 pub use shaper_snapshot::{DaemonState, LaneSnapshot, ShaperSnapshot};
 pub use units::{BitRate, UnitError, format_duration, parse_duration};
 pub use validate::ValidatedProfile;

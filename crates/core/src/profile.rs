@@ -168,8 +168,13 @@ impl Default for EarlyDropPolicy {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AutoRatePolicy {
-    /// The reflector (`bauxite reflect`) on the far side of the bottleneck, `ADDR:PORT`.
-    pub reflector: Option<String>,
+    /// The reflectors on the far side of the bottleneck, one or a list (at most
+    /// [`crate::MAX_REFLECTORS`]): `ADDR:PORT` for `bauxite reflect`, `icmp:ADDR` for
+    /// any host answering ping, `icmp-timestamp:ADDR` for ICMP timestamps
+    /// ([`crate::reflector`] says what each measures). The first is probed; the others
+    /// are standbys, probed now and then, that replace it when it stops answering.
+    #[serde(deserialize_with = "one_or_many", skip_serializing_if = "Vec::is_empty")]
+    pub reflector: Vec<String>,
     /// A file holding the key probes are signed with (HMAC-SHA256; the reflector runs
     /// with the same file as `--key-file`). None: probes are not signed.
     pub key_file: Option<std::path::PathBuf>,
@@ -216,7 +221,7 @@ pub struct AutoRatePolicy {
 impl Default for AutoRatePolicy {
     fn default() -> Self {
         Self {
-            reflector: None,
+            reflector: Vec::new(),
             key_file: None,
             base_rate: BitRate::from_bps(10_000_000),
             min_rate: BitRate::from_bps(200_000),
@@ -265,6 +270,20 @@ impl Default for Targets {
 
 fn default_headroom() -> f64 {
     0.95
+}
+
+/// `auto_rate.reflector`: one reflector, or a list of them.
+fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMany {
+        One(String),
+        Many(Vec<String>),
+    }
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(one) => vec![one],
+        OneOrMany::Many(many) => many,
+    })
 }
 
 /// A problem found while checking a profile, with the key it is about.

@@ -7,7 +7,6 @@
 //! (a 4-billion-packet queue) would let one config exhaust the robot's memory.
 
 use std::collections::HashSet;
-use std::net::SocketAddr;
 use std::ops::{Deref, RangeInclusive};
 use std::time::Duration;
 
@@ -16,6 +15,7 @@ use serde::{Serialize, Serializer};
 use crate::config::{self, Shown};
 use crate::lane::{Lane, MAX_LANES, MAX_RULES, Match, PacketKey, Rule};
 use crate::profile::{AutoRatePolicy, CongestionPolicy, EarlyDropPolicy, Profile, ProfileError, RateSetting, Targets};
+use crate::reflector::{MAX_REFLECTORS, Reflector};
 use crate::units::BitRate;
 
 /// The slowest link a profile may shape: 64 kbit/s, the default air rate of the SiK
@@ -55,13 +55,13 @@ const SEC: Duration = Duration::from_secs(1);
 
 /// A profile that passed [`Profile::validate`]: the only way to get one, so whoever
 /// holds one (the shaper, the demo) need not check it again. Rules and the default
-/// lane are resolved to lane indices, and the reflector to an address.
+/// lane are resolved to lane indices, and the reflectors to addresses.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ValidatedProfile {
     profile: Profile,
     rule_lanes: Vec<usize>,
     default_lane: usize,
-    reflector: Option<SocketAddr>,
+    reflectors: Vec<Reflector>,
 }
 
 impl Deref for ValidatedProfile {
@@ -110,15 +110,16 @@ impl ValidatedProfile {
         self.default_lane
     }
 
-    /// The reflector of `rate: auto` (`auto_rate.reflector`), if one is configured.
-    pub fn reflector(&self) -> Option<SocketAddr> {
-        self.reflector
+    /// The reflectors of `rate: auto` (`auto_rate.reflector`), in the profile's
+    /// order: the first is probed, the others are its standbys. Empty if none.
+    pub fn reflectors(&self) -> &[Reflector] {
+        &self.reflectors
     }
 
     /// This profile with another link rate (the command line's `--rate`): only the
     /// rate is checked again.
     pub fn with_rate(mut self, rate: RateSetting) -> Result<Self, ProfileError> {
-        check_rate(rate, self.reflector)?;
+        check_rate(rate, &self.reflectors)?;
         self.profile.rate = rate;
         Ok(self)
     }
@@ -156,13 +157,13 @@ impl Profile {
         within("headroom", self.headroom, MIN_HEADROOM..=1.0, "shaping under half the link wastes it")?;
         check_congestion(&self.congestion)?;
         check_early_drop(&self.early_drop)?;
-        let reflector = check_auto_rate(&self.auto_rate)?;
-        check_rate(self.rate, reflector)?;
+        let reflectors = check_auto_rate(&self.auto_rate)?;
+        check_rate(self.rate, &reflectors)?;
         check_targets(&self.targets)?;
         if let Some(d) = &self.diagnostics {
             check_diagnostics(d)?;
         }
-        Ok(ValidatedProfile { profile: self, rule_lanes, default_lane, reflector })
+        Ok(ValidatedProfile { profile: self, rule_lanes, default_lane, reflectors })
     }
 }
 
@@ -246,13 +247,14 @@ fn resolve_lane(profile: &Profile, key: &str, name: &str) -> Result<usize, Profi
         .ok_or_else(|| ProfileError::new(key, Some(name.to_string()), format!("no lane is called `{name}`")))
 }
 
-fn check_rate(rate: RateSetting, reflector: Option<SocketAddr>) -> Result<(), ProfileError> {
+fn check_rate(rate: RateSetting, reflectors: &[Reflector]) -> Result<(), ProfileError> {
     match rate {
         RateSetting::Fixed(r) => check_link_rate("rate", r),
-        RateSetting::Auto if reflector.is_none() => Err(ProfileError::new(
+        RateSetting::Auto if reflectors.is_empty() => Err(ProfileError::new(
             "auto_rate.reflector",
             None,
-            "`rate: auto` needs the address of a reflector (`bauxite reflect` on the far side), e.g. 10.0.0.2:7399",
+            "`rate: auto` needs a reflector on the far side: `bauxite reflect` there (e.g. 10.0.0.2:7399), or any \
+             host that answers ping (icmp:10.0.0.2)",
         )),
         RateSetting::Auto => Ok(()),
     }
@@ -333,8 +335,8 @@ fn check_early_drop(ed: &EarlyDropPolicy) -> Result<(), ProfileError> {
     )
 }
 
-/// Checks `auto_rate` and returns its reflector's address.
-fn check_auto_rate(ar: &AutoRatePolicy) -> Result<Option<SocketAddr>, ProfileError> {
+/// Checks `auto_rate` and returns its reflectors.
+fn check_auto_rate(ar: &AutoRatePolicy) -> Result<Vec<Reflector>, ProfileError> {
     for (key, rate) in [
         ("auto_rate.min_rate", ar.min_rate),
         ("auto_rate.max_rate", ar.max_rate),
@@ -365,7 +367,7 @@ fn check_auto_rate(ar: &AutoRatePolicy) -> Result<Option<SocketAddr>, ProfileErr
     if ar.key_file.as_ref().is_some_and(|f| f.as_os_str().is_empty()) {
         return Err(ProfileError::new("auto_rate.key_file", Some(String::new()), "must name a file"));
     }
-    ar.reflector.as_deref().map(check_reflector).transpose()
+    check_reflectors(&ar.reflector)
 }
 
 fn check_auto_rate_timing(ar: &AutoRatePolicy) -> Result<(), ProfileError> {
@@ -407,13 +409,28 @@ fn check_auto_rate_timing(ar: &AutoRatePolicy) -> Result<(), ProfileError> {
     )
 }
 
-fn check_reflector(text: &str) -> Result<SocketAddr, ProfileError> {
-    let bad = |why: &str| ProfileError::new("auto_rate.reflector", Some(text.to_string()), format!("`{text}` {why}"));
-    let addr: SocketAddr = text.parse().map_err(|_| bad("is not ADDR:PORT"))?;
-    if addr.port() == 0 || addr.ip().is_unspecified() {
-        return Err(bad("is not an address a probe can be sent to (port 0 or an unspecified address)"));
+/// Reads `auto_rate.reflector`: each entry a [`Reflector`], none twice, at most
+/// [`MAX_REFLECTORS`].
+fn check_reflectors(texts: &[String]) -> Result<Vec<Reflector>, ProfileError> {
+    if texts.len() > MAX_REFLECTORS {
+        return Err(ProfileError::new(
+            "auto_rate.reflector",
+            Some(format!("{} reflectors", texts.len())),
+            format!("at most {MAX_REFLECTORS}: one is probed, the others stand by"),
+        ));
     }
-    Ok(addr)
+    let mut reflectors: Vec<Reflector> = Vec::with_capacity(texts.len());
+    for (i, text) in texts.iter().enumerate() {
+        let key =
+            if texts.len() == 1 { "auto_rate.reflector".to_string() } else { format!("auto_rate.reflector[{i}]") };
+        let bad = |why: String| ProfileError::new(&key, Some(text.clone()), format!("`{text}` {why}"));
+        let reflector: Reflector = text.parse().map_err(bad)?;
+        if reflectors.contains(&reflector) {
+            return Err(bad("is listed twice".into()));
+        }
+        reflectors.push(reflector);
+    }
+    Ok(reflectors)
 }
 
 fn check_targets(t: &Targets) -> Result<(), ProfileError> {
@@ -460,7 +477,7 @@ mod tests {
         let robot = Profile::robot().validate().unwrap();
         assert_eq!(robot.resolved_rules().map(|(lane, _)| lane).collect::<Vec<_>>(), [0, 1, 2]);
         assert_eq!(robot.default_lane_index(), 1);
-        assert_eq!(robot.reflector(), None);
+        assert!(robot.reflectors().is_empty());
         let orch = Profile::orchestrator().validate().unwrap();
         assert_eq!(orch.default_lane_index(), 4);
         assert_eq!((0..4).map(|i| orch.rule_lane(i)).collect::<Vec<_>>(), [0, 1, 2, 3]);
@@ -487,8 +504,10 @@ mod tests {
         let mut p = Profile::robot();
         p.rate = RateSetting::Auto;
         assert_eq!(key_of(p.clone()), "auto_rate.reflector");
-        p.auto_rate.reflector = Some("10.0.0.2:7399".into());
-        assert_eq!(p.validate().unwrap().reflector(), Some("10.0.0.2:7399".parse().unwrap()));
+        p.auto_rate.reflector = vec!["10.0.0.2:7399".into()];
+        assert_eq!(p.clone().validate().unwrap().reflectors(), [Reflector::Bauxite("10.0.0.2:7399".parse().unwrap())]);
+        p.auto_rate.reflector = vec!["10.0.0.2:7399".into(), "icmp:fd00::1".into(), "icmp-timestamp:10.0.0.3".into()];
+        assert_eq!(p.validate().unwrap().reflectors().len(), 3, "a reflector and its standbys");
     }
 
     /// Issue 10 #3: each of these passed validation and then failed in `tc -batch`
@@ -523,8 +542,13 @@ mod tests {
             ("auto_rate.ramp_time", |p| p.auto_rate.ramp_time = Duration::from_secs(61)),
             ("auto_rate.load_threshold", |p| p.auto_rate.load_threshold = 1e-300),
             ("auto_rate.probe_hold", |p| p.auto_rate.probe_hold = Duration::from_secs(3601)),
-            ("auto_rate.reflector", |p| p.auto_rate.reflector = Some("0.0.0.0:7399".into())),
-            ("auto_rate.reflector", |p| p.auto_rate.reflector = Some("10.0.0.2:0".into())),
+            ("auto_rate.reflector", |p| p.auto_rate.reflector = vec!["0.0.0.0:7399".into()]),
+            ("auto_rate.reflector", |p| p.auto_rate.reflector = vec!["10.0.0.2:0".into()]),
+            ("auto_rate.reflector[1]", |p| {
+                p.auto_rate.reflector = vec!["icmp:10.0.0.2".into(), "icmp:10.0.0.2".into()]
+            }),
+            ("auto_rate.reflector[1]", |p| p.auto_rate.reflector = vec!["icmp:10.0.0.2".into(), "10.0.0.2".into()]),
+            ("auto_rate.reflector", |p| p.auto_rate.reflector = vec!["icmp:10.0.0.9".into(); MAX_REFLECTORS + 1]),
             ("targets.critical_latency_mean", |p| p.targets.critical_latency_mean = Duration::from_nanos(1)),
             ("targets.critical_latency_p99", |p| p.targets.critical_latency_p99 = Duration::from_secs(11)),
             ("targets.update_delay_mean", |p| p.targets.update_delay_mean = Duration::from_secs(11)),

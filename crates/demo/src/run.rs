@@ -118,7 +118,7 @@ pub fn protected_profile(rate: Option<BitRate>) -> Result<ValidatedProfile, Prof
         Some(r) => profile.rate = RateSetting::Fixed(r),
         None => {
             profile.rate = RateSetting::Auto;
-            profile.auto_rate.reflector = Some(format!("{BASE_ADDR}:{DEFAULT_REFLECTOR_PORT}"));
+            profile.auto_rate.reflector = vec![format!("{BASE_ADDR}:{DEFAULT_REFLECTOR_PORT}")];
         }
     }
     profile.validate()

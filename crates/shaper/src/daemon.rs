@@ -5,18 +5,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use std::net::SocketAddr;
 use std::sync::mpsc::Receiver;
 
 use bauxite_core::{
-    BitRate, DaemonState, LaneSnapshot, Match, PortRange, PortSide, Protocol, RateSetting, ShaperSnapshot,
-    ValidatedProfile,
+    BitRate, DaemonState, Dscp, ICMP_PROBE_DSCP, LaneSnapshot, Match, PortRange, PortSide, Protocol, RateSetting,
+    Reflector, ShaperSnapshot, ValidatedProfile,
 };
 use bauxite_ebpf::{AttachRequest, Control, Datapath, LaneStats, TC_PROGRAM, TcAttachMode};
 use bauxite_sys::{Netns, monotonic_ns};
 use tracing::{debug, error, info, warn};
 
-use crate::autorate::{self, ProbeSender, RateController, RttSample};
+use crate::autorate::{Probers, RateController, RttSample};
 use crate::reflect::{ProbeKey, key_of};
 use crate::reload::{self, Reload};
 
@@ -184,7 +183,8 @@ struct Preflight {
     profile: ValidatedProfile,
     gateway_iface: Option<String>,
     lease: Duration,
-    reflector: Option<SocketAddr>,
+    /// `rate: auto`'s reflectors, the one probed first: none with a fixed rate.
+    reflectors: Vec<Reflector>,
     /// The probes' key (`auto_rate.key_file`), read before anything is attached.
     probe_key: Option<ProbeKey>,
     probe_rtt: Option<prometheus_client::metrics::histogram::Histogram>,
@@ -201,13 +201,13 @@ fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
     require_root("`bauxite up` attaches eBPF programs and qdiscs")?;
     let UpOptions { iface, mut profile, gateway_iface, lease, probe_rtt, reload, attach } = options;
     let features = features::check(&KernelFacts::probe(), attach, gateway_iface.is_some())?;
-    let reflector = match profile.rate {
-        RateSetting::Auto => Some(with_probe_rule(&mut profile)?),
-        RateSetting::Fixed(_) => None,
+    let reflectors = match profile.rate {
+        RateSetting::Auto => with_probe_rules(&mut profile)?,
+        RateSetting::Fixed(_) => Vec::new(),
     };
-    let probe_key = match reflector {
-        Some(_) => key_of(profile.auto_rate.key_file.as_ref())?,
-        None => None,
+    let probe_key = match reflectors.is_empty() {
+        false => key_of(profile.auto_rate.key_file.as_ref())?,
+        true => None,
     };
     let mut rtnl = open_rtnl()?;
     let link = find_link(&mut rtnl, &iface)?;
@@ -234,7 +234,7 @@ fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
         profile,
         gateway_iface,
         lease,
-        reflector,
+        reflectors,
         probe_key,
         probe_rtt,
         reload,
@@ -315,7 +315,7 @@ fn first_snapshot(pre: &Preflight, link_rate: BitRate, rate: BitRate, mode: TcAt
         attach_reason: pre.features.attach.reason.clone(),
         clsact_filters: u32::from(mode == TcAttachMode::Clsact),
         gateway_iface: pre.gateway_iface.clone(),
-        reflector: pre.reflector.map(|addr| addr.to_string()),
+        reflector: pre.reflectors.first().map(Reflector::to_string),
         lease_ms: pre.lease.as_millis() as u64,
         lanes: lane_snapshots(profile),
         ..Default::default()
@@ -426,22 +426,22 @@ impl<'a> ControlLoop<'a> {
         rate: BitRate,
     ) -> Result<Self, ShaperError> {
         let profile = &pre.profile;
-        let auto = match pre.reflector {
-            Some(addr) => {
+        let auto = match pre.reflectors.as_slice() {
+            [] => None,
+            reflectors => {
                 let (tx, rx) = std::sync::mpsc::channel();
-                let key = pre.probe_key.clone();
-                let prober = autorate::start_prober(addr, key, tx, Arc::clone(&session.stop_probes))?;
-                info!(iface = pre.iface, reflector = %addr, "rate: auto, probing the link");
+                let probers = Probers::start(reflectors, pre.probe_key.clone(), tx, &session.stop_probes)?;
+                let standbys: Vec<String> = probers.standbys().map(|r| r.to_string()).collect();
+                info!(iface = pre.iface, reflector = %probers.active(), standbys = standbys.join(" "), "rate: auto, probing the link");
                 Some(AutoRate {
                     controller: RateController::new(&profile.auto_rate).with_headroom(profile.headroom),
-                    prober,
+                    probers,
                     samples: rx,
-                    reflector: addr,
                     silent: false,
+                    switched_at: None,
                     clock_origin_ns: monotonic_ns(),
                 })
             }
-            None => None,
         };
         Ok(Self {
             pre,
@@ -595,8 +595,8 @@ impl<'a> ControlLoop<'a> {
             Ok(p) => p,
             Err(e) => return error!(iface, "reload refused: {e}; keeping the running profile `{running}`"),
         };
-        if self.pre.reflector.is_some()
-            && let Err(e) = with_probe_rule(&mut new)
+        if !self.pre.reflectors.is_empty()
+            && let Err(e) = with_probe_rules(&mut new)
         {
             return error!(iface, "reload refused: {e}; keeping the running profile `{running}`");
         }
@@ -647,8 +647,9 @@ impl<'a> ControlLoop<'a> {
     fn send_probe_if_due(&mut self, read_ns: u64) {
         let Some(auto) = self.auto.as_mut() else { return };
         if auto.controller.probe_due(auto.controller_time(read_ns)) {
-            auto.prober.send(read_ns);
+            auto.probers.send_active(read_ns);
         }
+        auto.probers.send_standbys_if_due(read_ns);
     }
 
     /// With `rate: auto`, the new link-rate estimate, if the probes changed it: the
@@ -660,6 +661,9 @@ impl<'a> ControlLoop<'a> {
         auto.controller.on_sent(now, sent_bytes);
         let mut new_rate = None;
         while let Ok(sample) = auto.samples.try_recv() {
+            if !auto.probers.on_answer(&sample) {
+                continue;
+            }
             if let Some(histogram) = &self.pre.probe_rtt {
                 histogram.observe(sample.rtt.as_secs_f64());
             }
@@ -675,29 +679,68 @@ impl<'a> ControlLoop<'a> {
         let new_rate = auto.controller.on_tick(now).or(new_rate);
         // Silence for long is the reflector gone (or the path down): the estimate is
         // failing and the controller holds the droppable lanes at `min_rate` (its
-        // fallback) until answers come back. Said in the log once per silence, and in
-        // `status`, the metrics and the diagnostics for as long as it lasts.
+        // fallback) until answers come back. A standby that answers takes over at
+        // once; with none, the silence is said in the log once, and in `status`, the
+        // metrics and the diagnostics for as long as it lasts.
         let silent = auto.controller.silent_for(now);
+        // A switch is given the time of one silence to answer before it counts as one
+        // (the reflector left may have answered within the standbys' second).
+        let grace = auto.switched_at.is_some_and(|at| now < at + bauxite_control::SILENCE);
+        if silent.is_some() && !grace {
+            let silent_one = auto.probers.active();
+            if let Some(standby) = auto.probers.switch(read_ns) {
+                auto.controller.on_new_path(now);
+                auto.switched_at = Some(now);
+                self.state.snapshot.reflector = Some(standby.to_string());
+                warn!(
+                    iface = self.pre.iface,
+                    "rate auto: no answers from the reflector {silent_one} for {} ms; probing the standby {standby}, \
+                     which answers",
+                    bauxite_control::SILENCE.as_millis()
+                );
+            }
+        }
         let snapshot = &mut self.state.snapshot;
         snapshot.link_estimate_failing = silent.is_some();
         snapshot.unanswered_ms = silent.map_or(0, |d| d.as_millis() as u64);
-        match (silent, auto.silent) {
-            (Some(_), false) => warn!(
+        let grace = auto.switched_at.is_some_and(|at| now < at + bauxite_control::SILENCE);
+        let warn_silence = silent.is_some() && !grace;
+        match (warn_silence, auto.silent) {
+            (true, false) => warn!(
                 iface = self.pre.iface,
-                "rate auto NOT PROTECTED: no answers from the reflector {} for {} ms; holding the droppable lanes at \
-                 min_rate {} until it answers (is `bauxite reflect` running there, bound to an address the robot \
-                 reaches, with the same --key-file?)",
-                auto.reflector,
+                "rate auto NOT PROTECTED: no answers from the reflector {} for {} ms{}; holding the droppable lanes \
+                 at min_rate {} until it answers ({})",
+                auto.probers.active(),
                 bauxite_control::SILENCE.as_millis(),
-                self.profile.auto_rate.min_rate
+                standbys_said(&auto.probers),
+                self.profile.auto_rate.min_rate,
+                silence_hint(auto.probers.active()),
             ),
-            (None, true) => {
-                info!(iface = self.pre.iface, reflector = %auto.reflector, "rate auto: the reflector answers again")
+            (false, true) if silent.is_none() => {
+                info!(iface = self.pre.iface, reflector = %auto.probers.active(), "rate auto: the reflector answers again")
             }
             _ => {}
         }
-        auto.silent = silent.is_some();
+        auto.silent = if silent.is_none() { false } else { auto.silent || warn_silence };
         new_rate
+    }
+}
+
+/// ", nor from the standbys A, B" for the silence warning, or nothing without standbys.
+fn standbys_said(probers: &Probers) -> String {
+    let standbys: Vec<String> = probers.standbys().map(|r| r.to_string()).collect();
+    if standbys.is_empty() { String::new() } else { format!(", nor from the standbys {}", standbys.join(", ")) }
+}
+
+/// What to check when `reflector` is silent.
+fn silence_hint(reflector: Reflector) -> &'static str {
+    match reflector {
+        Reflector::Bauxite(_) => {
+            "is `bauxite reflect` running there, bound to an address the robot reaches, with the same --key-file?"
+        }
+        Reflector::IcmpEcho(_) | Reflector::IcmpTimestamp(_) => {
+            "does that host answer ICMP from the robot? Firewalls often drop it, and some hosts limit their replies"
+        }
     }
 }
 
@@ -761,13 +804,14 @@ impl Drop for Session {
 /// The state of `rate: auto` inside the daemon loop.
 struct AutoRate {
     controller: RateController,
-    /// Sends the probes, at the polls.
-    prober: ProbeSender,
+    /// Sends the probes, at the polls, to the active reflector and the standbys.
+    probers: Probers,
     samples: Receiver<RttSample>,
-    /// Where the probes go.
-    reflector: SocketAddr,
-    /// Whether the reflector was silent at the last poll (the log says each change).
+    /// Whether the silence warning was said for the silence going on (the log says
+    /// each change).
     silent: bool,
+    /// When the probes last moved to a standby (the controller's clock).
+    switched_at: Option<Duration>,
     /// The controller's clock starts here (`CLOCK_MONOTONIC` ns), for polls and
     /// answers alike: the prober stamps answers on that clock.
     clock_origin_ns: u64,
@@ -781,13 +825,30 @@ impl AutoRate {
 }
 
 /// Puts the auto-rate probes in the most urgent lane, ahead of every other rule, so
-/// that they measure the link's queue and not Bauxite's; returns the reflector.
-fn with_probe_rule(profile: &mut ValidatedProfile) -> Result<SocketAddr, ShaperError> {
-    let addr = profile.reflector().expect("validated: rate auto has a reflector address");
-    let ports = PortRange { first: addr.port(), last: addr.port() };
-    let probe = Match::Port { protocol: Protocol::Udp, ports, side: PortSide::Dst };
-    profile.prepend_rule(0, probe).map_err(ShaperError::Profile)?;
-    Ok(addr)
+/// that they measure the link's queue and not Bauxite's: a rule per UDP port of a
+/// `bauxite reflect` reflector, and one for [`ICMP_PROBE_DSCP`] if any reflector is
+/// ICMP (which has no ports). Returns the reflectors.
+fn with_probe_rules(profile: &mut ValidatedProfile) -> Result<Vec<Reflector>, ShaperError> {
+    let reflectors = profile.reflectors().to_vec();
+    let mut rules: Vec<Match> = Vec::new();
+    for reflector in &reflectors {
+        let rule = match reflector {
+            Reflector::Bauxite(addr) => {
+                let ports = PortRange { first: addr.port(), last: addr.port() };
+                Match::Port { protocol: Protocol::Udp, ports, side: PortSide::Dst }
+            }
+            Reflector::IcmpEcho(_) | Reflector::IcmpTimestamp(_) => {
+                Match::Dscp(Dscp::new(ICMP_PROBE_DSCP).expect("CS6 is a DSCP"))
+            }
+        };
+        if !rules.contains(&rule) {
+            rules.push(rule);
+        }
+    }
+    for rule in rules {
+        profile.prepend_rule(0, rule).map_err(ShaperError::Profile)?;
+    }
+    Ok(reflectors)
 }
 
 /// What `down` found and removed.

@@ -130,7 +130,7 @@ mod tests {
         let fixed = robot(|p| p.rate = RateSetting::Fixed(BitRate::from_bps(1_500_000)));
         let auto_rate = |p: &mut Profile| {
             p.rate = RateSetting::Auto;
-            p.auto_rate.reflector = Some("10.0.0.2:7399".into());
+            p.auto_rate.reflector = vec!["10.0.0.2:7399".into()];
         };
         let auto = robot(auto_rate);
         assert_eq!(restart_only_changes(&fixed, &auto).len(), 1);

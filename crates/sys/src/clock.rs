@@ -20,8 +20,9 @@ pub fn monotonic_ns() -> u64 {
 }
 
 /// The current `CLOCK_REALTIME` time in nanoseconds: only for converting stamps the
-/// kernel takes on it (see `rx_time`); Bauxite's own timestamps are monotonic.
-pub(crate) fn realtime_ns() -> u64 {
+/// kernel takes on it (see `rx_time`) or that the wire says in wall-clock time (ICMP
+/// timestamps); Bauxite's own timestamps are monotonic.
+pub fn realtime_ns() -> u64 {
     read(libc::CLOCK_REALTIME)
 }
 

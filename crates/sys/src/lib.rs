@@ -21,7 +21,7 @@ mod process;
 pub mod rx_time;
 mod udp;
 
-pub use clock::{monotonic_ns, process_cpu_ns};
+pub use clock::{monotonic_ns, process_cpu_ns, realtime_ns};
 pub use cpu_latency::CpuLatencyRequest;
 pub use netns::{Netns, unique_name};
 pub use privilege::{is_root, root_or_skip};

@@ -8,19 +8,18 @@
 //! [`recv`] hands it back on `CLOCK_MONOTONIC`, the clock senders stamp with.
 
 use std::io;
-use std::net::UdpSocket;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 
 use crate::clock::{monotonic_ns, realtime_ns};
 
-/// Asks the kernel to stamp every datagram `socket` receives.
-pub fn enable(socket: &UdpSocket) -> io::Result<()> {
+/// Asks the kernel to stamp every datagram `socket` receives (a UDP or a raw socket).
+pub fn enable(socket: &impl AsFd) -> io::Result<()> {
     let on: libc::c_int = 1;
     #[allow(unsafe_code)]
     // SAFETY: a valid socket and a c_int option value of the size given.
     let rc = unsafe {
         libc::setsockopt(
-            socket.as_raw_fd(),
+            socket.as_fd().as_raw_fd(),
             libc::SOL_SOCKET,
             libc::SO_TIMESTAMPNS,
             (&on as *const libc::c_int).cast(),
@@ -33,7 +32,7 @@ pub fn enable(socket: &UdpSocket) -> io::Result<()> {
 /// Receives one datagram into `buffer`: its length and, if the socket was
 /// [`enable`]d, when the kernel queued it (`CLOCK_MONOTONIC` ns). The socket's
 /// read timeout applies as to `UdpSocket::recv`.
-pub fn recv(socket: &UdpSocket, buffer: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
+pub fn recv(socket: &impl AsFd, buffer: &mut [u8]) -> io::Result<(usize, Option<u64>)> {
     // Room for one control message holding a timespec, 8-byte aligned.
     let mut control = [0u64; 8];
     let mut iov = libc::iovec { iov_base: buffer.as_mut_ptr().cast(), iov_len: buffer.len() };
@@ -46,7 +45,7 @@ pub fn recv(socket: &UdpSocket, buffer: &mut [u8]) -> io::Result<(usize, Option<
     msg.msg_controllen = std::mem::size_of_val(&control);
     #[allow(unsafe_code)]
     // SAFETY: `msg` points at a live buffer and control area of the lengths given.
-    let n = unsafe { libc::recvmsg(socket.as_raw_fd(), &mut msg, 0) };
+    let n = unsafe { libc::recvmsg(socket.as_fd().as_raw_fd(), &mut msg, 0) };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -87,6 +86,8 @@ fn to_monotonic(realtime: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use std::net::UdpSocket;
+
     use super::*;
 
     #[test]

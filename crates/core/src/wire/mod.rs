@@ -5,6 +5,8 @@
 //!
 //! - [`probe`]: the header of the demo's generated messages (one-way latency) and of the
 //!   link-rate probes `rate: auto` sends to `bauxite reflect` (round trips).
+//! - [`icmp`]: the ICMP echo and timestamp probes of `rate: auto` to hosts that run no
+//!   Bauxite.
 //! - [`video`]: the header of each frame of the demo's video stream.
 //! - [`bench`]: the sequence number and send time the bridge benchmark puts in each sample.
 //!
@@ -16,6 +18,7 @@
 //! No I/O: parsers for tools, tests and fuzzing.
 
 pub mod bench;
+pub mod icmp;
 pub mod probe;
 pub mod video;
 
