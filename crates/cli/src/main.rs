@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand};
 
 mod bridge;
 mod eval;
+mod link;
 mod progress;
 mod sim;
 
@@ -124,6 +125,12 @@ enum Command {
         #[arg(long, value_name = "ADDR")]
         metrics: Option<bauxite_metrics::MetricsAddr>,
     },
+    /// Run a command behind an emulated link (as mahimahi's mm-link): `bauxite link --up SPEC
+    /// [--down SPEC] -- COMMAND`; `bauxite link trace-stats FILE` describes a trace.
+    Link(link::LinkArgs),
+    /// Removes what a `bauxite link` that died left behind (started by `bauxite link` itself).
+    #[command(hide = true)]
+    LinkReap(link::ReapArgs),
     /// The scheduler simulator (seed 003): one scenario or the whole study.
     #[command(subcommand)]
     Sim(Box<sim::SimCommand>),
@@ -205,7 +212,7 @@ fn publish_shaper_diagnostics(
 }
 
 /// A flag set by SIGINT or SIGTERM, for commands that run until told to stop.
-fn stop_on_signals() -> Result<Arc<AtomicBool>> {
+pub(crate) fn stop_on_signals() -> Result<Arc<AtomicBool>> {
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, Arc::clone(&stop)).context("installing signal handlers")?;
@@ -317,6 +324,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Sim(command) => sim::run(*command)?,
+        Command::Link(args) => return link::run(args),
+        Command::LinkReap(args) => return link::reap(args),
         Command::Bridge(args) => bridge::run_bridge(args)?,
         Command::ProbeResponder(args) => bridge::run_responder(args)?,
         Command::Eval(command) => eval::run(command)?,

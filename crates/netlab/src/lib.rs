@@ -12,6 +12,7 @@ pub mod bottleneck;
 pub mod emulator;
 mod error;
 mod packet_socket;
+pub mod shell;
 pub mod testbed;
 pub mod traffic;
 pub mod tun;

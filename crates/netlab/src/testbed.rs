@@ -153,7 +153,7 @@ fn emulate(robot: &Netns, link: &Netns, base: &Netns, config: EmulatorConfig) ->
 }
 
 /// An interface's MAC address, from `ip -o link show` (`… link/ether MAC brd …`).
-fn mac_of(ns: &Netns, iface: &str) -> Result<[u8; 6], NetlabError> {
+pub(crate) fn mac_of(ns: &Netns, iface: &str) -> Result<[u8; 6], NetlabError> {
     let line = ns.ip(&["-o", "link", "show", "dev", iface])?;
     let text = line.split_whitespace().skip_while(|w| *w != "link/ether").nth(1).unwrap_or_default();
     let bytes: Vec<u8> = text.split(':').filter_map(|b| u8::from_str_radix(b, 16).ok()).collect();

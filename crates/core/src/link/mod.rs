@@ -19,4 +19,4 @@ pub use model::{Admission, DEMO_TBF_BURST_BYTES, LinkChange, LinkConfig, LinkMod
 pub use spec::{
     LinkSpec, LinkSpecError, MAX_LINK_DELAY, MAX_QUEUE_BYTES, RateSpec, Timeline, load_link, parse_queue_bytes,
 };
-pub use trace::{DeliveryTrace, MAX_TRACE_BYTES, OPPORTUNITY_BYTES, TraceError};
+pub use trace::{DeliveryTrace, MAX_TRACE_BYTES, OPPORTUNITY_BYTES, TraceError, TraceStats};

@@ -7,6 +7,12 @@
 //! trace repeats when it ends, shifted by its last timestamp (mahimahi's
 //! wraparound). These are `mm-link`'s semantics exactly, so results on the public
 //! cellular traces compare with the literature that used them (Sprout, NSDI 2013).
+//!
+//! A trace may also be written as rates ([`DeliveryTrace::parse_rates`]): CSV rows
+//! `time_s,rate_mbps`, each rate holding from its time to the next row's, the last
+//! for as long as the step before it. They are turned into opportunities as a
+//! link at that rate would offer them: the `k`-th whole opportunity of bytes is
+//! offered in the millisecond when the rate's cumulative bytes reach it.
 
 use std::fmt;
 use std::path::Path;
@@ -58,7 +64,9 @@ impl DeliveryTrace {
             other => error(other.to_string()),
         })?;
         let text = String::from_utf8(bytes).map_err(|_| error("not text: a trace is lines of milliseconds".into()))?;
-        Self::parse(&text).map_err(|e| TraceError { file: path.display().to_string(), ..e })
+        let rates = text.lines().next().is_some_and(|line| line.contains(','));
+        let parsed = if rates { Self::parse_rates(&text) } else { Self::parse(&text) };
+        parsed.map_err(|e| TraceError { file: path.display().to_string(), ..e })
     }
 
     /// Parses trace text (as mm-link does: no empty lines, nondecreasing whole
@@ -86,6 +94,90 @@ impl DeliveryTrace {
             None => Err(error(None, "no opportunities".into())),
             Some(0) => Err(error(None, "the trace must last more than 0 ms".into())),
             Some(_) => Ok(Self { ms }),
+        }
+    }
+
+    /// Parses a trace written as rates: CSV rows `time_s,rate_mbps` (an optional
+    /// header row `time_s,rate_mbps` first), times increasing from 0, rates at least
+    /// 0, each rate holding until the next row's time and the last one for as long as
+    /// the step before it (1 s if it is the only row). The trace cannot end in an
+    /// outage: mahimahi repeats a trace from its last opportunity, so a final zero
+    /// rate would vanish; put the outage earlier.
+    pub fn parse_rates(text: &str) -> Result<Self, TraceError> {
+        let error = |line: Option<usize>, message: String| TraceError { file: "<trace>".into(), line, message };
+        let mut steps: Vec<(f64, f64)> = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line_no = Some(i + 1);
+            let fields: Vec<&str> = line.split(',').map(str::trim).collect();
+            if i == 0 && fields == ["time_s", "rate_mbps"] {
+                continue;
+            }
+            let [time, rate] = fields[..] else {
+                return Err(error(line_no, format!("`{line}` is not `time_s,rate_mbps`")));
+            };
+            let number = |field: &str, what: &str| {
+                field
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && *v >= 0.0)
+                    .ok_or_else(|| error(line_no, format!("{what} `{field}` is not a number of at least 0")))
+            };
+            let (time, rate) = (number(time, "time_s")?, number(rate, "rate_mbps")?);
+            match steps.last() {
+                None if time != 0.0 => return Err(error(line_no, format!("the first row is at {time} s, not 0"))),
+                Some(&(last, _)) if time <= last => {
+                    return Err(error(line_no, format!("{time} s does not come after the previous row's {last} s")));
+                }
+                _ => steps.push((time, rate)),
+            }
+        }
+        let Some(&(last_time, last_rate)) = steps.last() else { return Err(error(None, "no rows".into())) };
+        if last_rate == 0.0 {
+            return Err(error(None, "the trace ends in an outage (rate 0), which mahimahi's repetition drops".into()));
+        }
+        let last_step = if steps.len() > 1 { last_time - steps[steps.len() - 2].0 } else { 1.0 };
+        let end_ms = ((last_time + last_step) * 1000.0).round() as u64;
+        let step_at = |m: u64, step: &mut usize| {
+            while *step + 1 < steps.len() && steps[*step + 1].0 * 1000.0 < m as f64 {
+                *step += 1;
+            }
+            steps[*step].1 * 1e6 / 8.0 / 1000.0
+        };
+        // The credit starts with what the last opportunity lacks, so that it is
+        // offered in the last millisecond: the trace's period (its last timestamp) is
+        // then the rows' length, as it must be for the repetition to keep the rates.
+        let mut step = 0;
+        let total: f64 = (1..=end_ms).map(|m| step_at(m, &mut step)).sum();
+        let opportunity = f64::from(OPPORTUNITY_BYTES);
+        if total < opportunity {
+            return Err(error(None, "the rates never add up to one 1504-byte opportunity".into()));
+        }
+        let mut credit = (opportunity - total % opportunity) % opportunity;
+        let (mut ms, mut step) = (Vec::new(), 0);
+        for m in 1..=end_ms {
+            credit += step_at(m, &mut step);
+            // A millionth of a byte of rounding must not lose the last one.
+            while credit >= opportunity - 1e-6 {
+                credit -= opportunity;
+                ms.push(m);
+            }
+        }
+        Ok(Self { ms })
+    }
+
+    /// What `bauxite link trace-stats` prints: the trace's length, mean rate, the
+    /// spread of its one-second rates and its silent seconds (no opportunity at all).
+    pub fn stats(&self) -> TraceStats {
+        let seconds = self.capacity_bps(1000);
+        let mut sorted: Vec<f64> = seconds.iter().map(|bps| bps / 1e6).collect();
+        sorted.sort_by(f64::total_cmp);
+        let at = |q: f64| crate::stats::percentile(&sorted, q).unwrap_or(0.0);
+        TraceStats {
+            duration_s: self.period_ms() as f64 / 1000.0,
+            opportunities: self.ms.len(),
+            mean_mbps: self.mean_bps() / 1e6,
+            one_second_mbps: [at(0.05), at(0.25), at(0.5), at(0.75), at(0.95)],
+            silent_seconds: seconds.iter().filter(|&&bps| bps == 0.0).count(),
         }
     }
 
@@ -147,6 +239,31 @@ impl DeliveryTrace {
     }
 }
 
+/// A trace's figures ([`DeliveryTrace::stats`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct TraceStats {
+    /// One repetition's length.
+    pub duration_s: f64,
+    /// Opportunities per repetition.
+    pub opportunities: usize,
+    /// The mean capacity.
+    pub mean_mbps: f64,
+    /// The 5th, 25th, 50th, 75th and 95th percentiles of the one-second capacities.
+    pub one_second_mbps: [f64; 5],
+    /// Whole seconds (of the one-second bins) without a single opportunity.
+    pub silent_seconds: usize,
+}
+
+impl fmt::Display for TraceStats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [p5, p25, p50, p75, p95] = self.one_second_mbps;
+        writeln!(f, "length         {:.3} s ({} opportunities of 1504 bytes)", self.duration_s, self.opportunities)?;
+        writeln!(f, "mean           {:.3} Mbit/s", self.mean_mbps)?;
+        writeln!(f, "1 s rates      p5 {p5:.3}  p25 {p25:.3}  p50 {p50:.3}  p75 {p75:.3}  p95 {p95:.3} Mbit/s")?;
+        writeln!(f, "silent seconds {}", self.silent_seconds)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,6 +303,36 @@ mod tests {
         assert_eq!(trace.first_after_ns(9 * NS_PER_MS), 3);
         assert_eq!(trace.first_after_ns(10 * NS_PER_MS), 4, "the next repetition");
         assert_eq!(trace.opportunity_ns(4), 12 * NS_PER_MS);
+    }
+
+    #[test]
+    fn a_rate_csv_becomes_the_opportunities_of_those_rates() {
+        // 12.032 Mbit/s is one opportunity per ms; 0 is an outage; 6.016 one per 2 ms.
+        let trace = DeliveryTrace::parse_rates("time_s,rate_mbps\n0,12.032\n1,0\n3,6.016\n").unwrap();
+        assert_eq!(trace.period_ms(), 5000, "the last rate holds as long as the step before it");
+        // An opportunity is offered at the end of the millisecond that filled it: the
+        // first second's last one is at 1000 ms, which counts in the next second.
+        let seconds = trace.capacity_bps(1000);
+        assert_eq!(seconds[..3], [999.0 * 1504.0 * 8.0, 1504.0 * 8.0, 0.0]);
+        assert_eq!(trace.len(), 2000);
+        let stats = trace.stats();
+        assert_eq!((stats.silent_seconds, stats.opportunities), (1, 2000), "{stats}");
+        assert!((stats.mean_mbps - 2000.0 * 1504.0 * 8.0 / 5.0 / 1e6).abs() < 1e-9, "{stats}");
+        assert_eq!(DeliveryTrace::parse_rates("0,1.5\n").unwrap().period_ms(), 1000, "one row: one second");
+        for (text, line, what) in [
+            ("0,1\n1\n", Some(2), "is not `time_s,rate_mbps`"),
+            ("0,1\n1,-2\n", Some(2), "rate_mbps `-2`"),
+            ("0,1\n0.5,x\n", Some(2), "rate_mbps `x`"),
+            ("1,1\n", Some(1), "not 0"),
+            ("0,1\n2,1\n2,3\n", Some(3), "does not come after"),
+            ("0,5\n1,0\n", None, "ends in an outage"),
+            ("0,0.001\n", None, "never add up"),
+            ("time_s,rate_mbps\n", None, "no rows"),
+        ] {
+            let e = DeliveryTrace::parse_rates(text).unwrap_err();
+            assert_eq!(e.line, line, "{text:?}: {e}");
+            assert!(e.message.contains(what), "{text:?}: {e}");
+        }
     }
 
     #[test]

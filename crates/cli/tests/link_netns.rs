@@ -1,0 +1,181 @@
+//! `bauxite link` through the binary (needs root). Each test plays "the host" in a
+//! namespace of its own, so the link's veth, route, NAT table and forwarding switch are
+//! made (and must be removed) there, never on the machine's own network.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, TcpListener};
+use std::path::Path;
+use std::process::Output;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bauxite_sys::{ChildGuard, Netns, root_or_skip, unique_name};
+
+const BIN: &str = env!("CARGO_BIN_EXE_bauxite");
+/// One link at a time: a test reads every `bxl-` namespace of the machine as its own.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// A server address on the host namespace's loopback: the command reaches it through the link.
+const SERVER: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 1);
+
+/// The test's host namespace and its IPv4 forwarding switch as it was made (a new
+/// namespace may inherit the machine's).
+fn host() -> (Netns, String) {
+    let ns = Netns::create(&unique_name("host")).expect("create the host namespace");
+    ns.ip(&["link", "set", "lo", "up"]).unwrap();
+    ns.ip(&["addr", "add", &format!("{SERVER}/32"), "dev", "lo"]).unwrap();
+    let forward = forwarding(&ns);
+    (ns, forward)
+}
+
+fn forwarding(ns: &Netns) -> String {
+    ns.run(|| std::fs::read_to_string("/proc/sys/net/ipv4/ip_forward").unwrap().trim().to_string())
+}
+
+/// What `bauxite link` made in `host` and has not removed: its interfaces, its NAT
+/// tables, forwarding left on, and its namespaces (all of this machine's).
+fn leftovers((host, forward): &(Netns, String)) -> Vec<String> {
+    let mut found: Vec<String> =
+        host.ip(&["-o", "link", "show"]).unwrap().lines().filter(|l| l.contains("bxl-")).map(str::to_string).collect();
+    let tables = host.exec("nft", &["list", "tables"]).unwrap_or_default();
+    found.extend(tables.lines().filter(|l| l.contains("bauxite_link")).map(str::to_string));
+    if forwarding(host) != *forward {
+        found.push(format!("ip_forward {} (was {forward})", forwarding(host)));
+    }
+    let names = Netns::current().ip(&["netns", "list"]).unwrap();
+    found.extend(names.lines().filter(|l| l.starts_with("bxl-")).map(str::to_string));
+    found
+}
+
+/// Waits up to 10 s for `host` to hold no leftovers (a namespace is destroyed by the
+/// kernel after its last user is gone, a moment after `ip netns del`).
+fn wait_clean(host: &(Netns, String)) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left = leftovers(host);
+        if left.is_empty() || Instant::now() > deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn text(out: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
+}
+
+/// The command sends TCP for 3 s through a 4 Mbit/s uplink to a server on the host
+/// side, then waits for the server's count: the throughput is the link's, the
+/// record says so, and nothing is left behind.
+#[test]
+fn a_command_reaches_the_host_through_a_constant_rate_link_and_nothing_is_left() {
+    if !root_or_skip("a_command_reaches_the_host_through_a_constant_rate_link_and_nothing_is_left") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let host = host();
+    let listener = host.0.run(|| TcpListener::bind((SERVER, 9000)).expect("bind the server"));
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().expect("the command connects");
+        let (mut buf, mut bytes, mut first, mut last) = (vec![0u8; 65536], 0usize, None, Instant::now());
+        loop {
+            let n = conn.read(&mut buf).expect("read");
+            if n == 0 {
+                break;
+            }
+            first.get_or_insert_with(Instant::now);
+            (bytes, last) = (bytes + n, Instant::now());
+        }
+        conn.write_all(format!("{bytes}\n").as_bytes()).unwrap();
+        bytes as f64 * 8.0 / last.duration_since(first.expect("bytes came")).as_secs_f64()
+    });
+    let client = format!(
+        "import socket, time\n\
+         s = socket.create_connection(('{SERVER}', 9000)); t = time.time()\n\
+         while time.time() - t < 3: s.sendall(b'x' * 16384)\n\
+         s.shutdown(socket.SHUT_WR); print('server got', s.makefile().readline().strip())\n"
+    );
+    let record = std::env::temp_dir().join(unique_name("link-record"));
+    let out = host
+        .0
+        .command(
+            BIN,
+            &[
+                "link",
+                "--up",
+                "rate=4mbit",
+                "--as-root",
+                "--record",
+                record.to_str().unwrap(),
+                "--",
+                "python3",
+                "-c",
+                &client,
+            ],
+        )
+        .output()
+        .expect("run bauxite link");
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(text(&out).contains("server got"), "{}", text(&out));
+    let bps = server.join().unwrap();
+    // TCP's payload is 1448 of every 1504 bytes the link counts (IPv4 length + 4): 3.85
+    // Mbit/s at most; the emulator's own thread runs at a real-time priority.
+    assert!(bps > 0.85 * 4e6 && bps < 1.0 * 4e6, "{bps} bit/s through a 4 Mbit/s link\n{}", text(&out));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(record.join("summary.json")).unwrap()).unwrap();
+    let up = &summary["uplink"];
+    assert_eq!(up["capacity_mbps"], 4.0, "{summary}");
+    let delivered = up["delivered_mbps"].as_f64().unwrap();
+    assert!(delivered > 0.5 * 4.0 && delivered <= 4.0 * 1.01, "{summary}");
+    let fates = std::fs::read_to_string(record.join("fates.csv")).unwrap();
+    let rows = fates.lines().skip(1).filter(|l| l.starts_with("up,")).count() as u64;
+    assert_eq!(rows, up["arrived"].as_u64().unwrap(), "one fate per packet that reached the uplink");
+    std::fs::remove_dir_all(&record).ok();
+    assert_eq!(wait_clean(&host), Vec::<String>::new(), "left behind after the command ended");
+}
+
+/// SIGKILL to `bauxite link` itself: its reaper removes the namespaces, the host's
+/// interface, the NAT table, and switches forwarding back off.
+#[test]
+fn a_sigkilled_link_leaves_nothing_behind() {
+    if !root_or_skip("a_sigkilled_link_leaves_nothing_behind") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let host = host();
+    let child = host.0.command(BIN, &["link", "--up", "rate=1mbit", "--as-root", "--", "sleep", "3"]).spawn().unwrap();
+    let mut link = ChildGuard::new(child, Duration::from_secs(5));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while leftovers(&host).iter().all(|l| !l.contains("bauxite_link")) {
+        assert!(Instant::now() < deadline, "bauxite link never set up its NAT");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!leftovers(&host).is_empty());
+    link.kill().unwrap();
+    assert_eq!(wait_clean(&host), Vec::<String>::new(), "left behind by a SIGKILLed bauxite link");
+}
+
+/// A bad SPEC or trace is refused, naming the key or the file and line, before
+/// anything is made.
+#[test]
+fn a_bad_spec_or_trace_is_named_and_nothing_is_made() {
+    if !root_or_skip("a_bad_spec_or_trace_is_named_and_nothing_is_made") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let host = host();
+    let trace = std::env::temp_dir().join(format!("{}.up", unique_name("bad-trace")));
+    std::fs::write(&trace, "1\n2\nx\n").unwrap();
+    let bad_trace = format!("trace={}", trace.display());
+    for (spec, says) in [("rate=fast", "--up"), ("rate=1mbit,colour=red", "colour"), (bad_trace.as_str(), ":3:")] {
+        let out = host.0.command(BIN, &["link", "--up", spec, "--", "true"]).output().unwrap();
+        assert!(!out.status.success(), "{spec}: {}", text(&out));
+        assert!(text(&out).contains(says), "{spec}: {}", text(&out));
+    }
+    let out =
+        host.0.command(BIN, &["link", "--up", "rate=1mbit", "--down", "rate=oops", "--", "true"]).output().unwrap();
+    assert!(!out.status.success() && text(&out).contains("--down"), "{}", text(&out));
+    std::fs::remove_file(&trace).ok();
+    assert_eq!(leftovers(&host), Vec::<String>::new());
+    assert!(!Path::new("/var/run/netns").join(format!("bxl-{}-app", std::process::id())).exists());
+}
