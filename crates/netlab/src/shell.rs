@@ -381,7 +381,7 @@ pub fn write_record(
     let direction = |which, counters: &DirectionCounters, config: &LinkConfig, changed: bool| {
         let delivered_mbps = counters.delivered_bytes as f64 * 8.0 / (duration_ns as f64 / 1e9) / 1e6;
         let capacity_mbps = if changed { None } else { capacity_mbps(config, duration_ns) };
-        let mut waits: Vec<f64> = (report.fates.iter().filter(|f| f.direction == which))
+        let waits: Vec<f64> = (report.fates.iter().filter(|f| f.direction == which))
             .filter_map(|f| match f.fate {
                 Fate::Lost { departed_ns } | Fate::Delivered { departed_ns, .. } => {
                     Some(departed_ns.saturating_sub(f.arrived_ns) as f64 / 1e6)
@@ -389,8 +389,7 @@ pub fn write_record(
                 _ => None,
             })
             .collect();
-        waits.sort_by(f64::total_cmp);
-        let at = |q| bauxite_core::stats::percentile(&waits, q);
+        let queue_delay = bauxite_core::stats::Summary::of(&waits);
         DirectionSummary {
             arrived: counters.arrived,
             delivered: counters.delivered,
@@ -399,7 +398,7 @@ pub fn write_record(
             delivered_mbps,
             capacity_mbps,
             utilisation: capacity_mbps.filter(|&c| c > 0.0).map(|c| delivered_mbps / c),
-            queue_delay_ms: at(0.5).zip(at(0.95)).zip(at(0.99)).map(|((a, b), c)| [a, b, c]),
+            queue_delay_ms: (queue_delay.count > 0).then_some([queue_delay.p50, queue_delay.p95, queue_delay.p99]),
         }
     };
     let summary = RecordSummary {
