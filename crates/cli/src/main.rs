@@ -7,12 +7,13 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
 use bauxite_core::{Profile, RateSetting, ValidatedProfile};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 mod bridge;
 mod eval;
 mod link;
 mod progress;
+mod reference;
 mod sim;
 
 #[derive(Parser)]
@@ -131,6 +132,13 @@ enum Command {
     /// Removes what a `bauxite link` that died left behind (started by `bauxite link` itself).
     #[command(hide = true)]
     LinkReap(link::ReapArgs),
+    /// Shaper profiles: check a file, or print the JSON Schema of the format.
+    #[command(subcommand)]
+    Profile(ProfileCommand),
+    /// Writes the pages generated from the code (command line, config keys, metrics, man
+    /// pages, completions); `scripts/gen-reference` runs it on the repository.
+    #[command(hide = true)]
+    Reference(reference::ReferenceArgs),
     /// The scheduler simulator (seed 003): one scenario or the whole study.
     #[command(subcommand)]
     Sim(Box<sim::SimCommand>),
@@ -143,6 +151,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `bauxite profile`.
+#[derive(Subcommand)]
+enum ProfileCommand {
+    /// Validate a profile file exactly as `bauxite up` would (keys, values, bounds and
+    /// relations), print it with every default filled in; exit 1 naming the file, line and
+    /// key of the first problem.
+    Check {
+        /// The profile (YAML).
+        file: PathBuf,
+    },
+    /// Print the JSON Schema of profile files, for editors (e.g. yaml-language-server's
+    /// `# yaml-language-server: $schema=FILE`).
+    Schema,
 }
 
 /// The profile `up` runs, validated once: the file's or the built-in one, with `--rate`.
@@ -323,6 +346,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::FAILURE);
             }
         }
+        Command::Profile(ProfileCommand::Check { file }) => {
+            let profile = bauxite_core::load_profile(&file)?;
+            print!("{}", serde_yaml_ng::to_string(profile.profile()).context("writing the profile")?);
+        }
+        Command::Profile(ProfileCommand::Schema) => {
+            println!("{}", serde_json::to_string_pretty(&bauxite_core::profile::json_schema())?);
+        }
+        Command::Reference(args) => reference::run(args, Cli::command())?,
         Command::Sim(command) => sim::run(*command)?,
         Command::Link(args) => return link::run(args),
         Command::LinkReap(args) => return link::reap(args),

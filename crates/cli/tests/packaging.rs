@@ -43,21 +43,50 @@ fn run(what: &str, cmd: &mut Command) -> Output {
     out
 }
 
+/// The man pages the package ships: every page `scripts/gen-reference` wrote.
+fn man_pages() -> Vec<String> {
+    let mut pages: Vec<String> = std::fs::read_dir(repo().join("packaging/man"))
+        .expect("packaging/man")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    pages.sort();
+    assert!(pages.contains(&"bauxite.1".to_string()) && pages.contains(&"bauxite-up.1".to_string()), "{pages:?}");
+    pages
+}
+
 fn text(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Every installed man page renders with `man -l` (its NAME names the command), and the bash
+/// completion registers itself for `bauxite`.
+fn the_installed_man_pages_and_completions_work() {
+    for page in man_pages() {
+        let dir = Path::new("/usr/share/man/man1");
+        let path = [dir.join(format!("{page}.gz")), dir.join(&page)].into_iter().find(|p| p.exists());
+        let path = path.unwrap_or_else(|| panic!("{page} is not installed"));
+        let out = run("man -l", Command::new("man").arg("-l").arg(&path).env("MANWIDTH", "80").env("MANPAGER", "cat"));
+        let rendered = text(&out);
+        let name = page.trim_end_matches(".1");
+        assert!(rendered.contains("NAME") && rendered.contains(name), "man -l {}: {rendered}", path.display());
+    }
+    let script = "source /usr/share/bash-completion/completions/bauxite && complete -p bauxite";
+    let out = run("bash completion", Command::new("bash").args(["-c", script]));
+    assert!(text(&out).contains("bauxite"), "{}", text(&out));
+}
+
 /// Whether the tools are here; panics under CI=true if not.
 fn tools_or_skip(test: &str) -> bool {
-    let missing: Vec<&str> = [("cargo-deb", &["deb", "--version"][..]), ("dpkg", &[]), ("systemd-analyze", &[])]
-        .into_iter()
-        .filter(|(tool, args)| {
-            let mut cmd = if *tool == "cargo-deb" { Command::new(cargo()) } else { Command::new(tool) };
-            let args: &[&str] = if args.is_empty() { &["--version"] } else { args };
-            !cmd.args(args).output().is_ok_and(|o| o.status.success())
-        })
-        .map(|(tool, _)| tool)
-        .collect();
+    let missing: Vec<&str> =
+        [("cargo-deb", &["deb", "--version"][..]), ("dpkg", &[]), ("systemd-analyze", &[]), ("man", &[])]
+            .into_iter()
+            .filter(|(tool, args)| {
+                let mut cmd = if *tool == "cargo-deb" { Command::new(cargo()) } else { Command::new(tool) };
+                let args: &[&str] = if args.is_empty() { &["--version"] } else { args };
+                !cmd.args(args).output().is_ok_and(|o| o.status.success())
+            })
+            .map(|(tool, _)| tool)
+            .collect();
     if missing.is_empty() {
         return true;
     }
@@ -201,13 +230,20 @@ fn the_deb_installs_verified_units_and_a_binary_whose_down_cleans_up() {
         "/etc/bauxite/example.yaml",
         "/etc/bauxite/bridge.yaml",
         "/etc/bauxite/reflect.env",
+        "/usr/share/doc/bauxite/profile.md",
+        "/usr/share/bash-completion/completions/bauxite",
+        "/usr/share/zsh/vendor-completions/_bauxite",
+        "/usr/share/fish/vendor_completions.d/bauxite.fish",
     ]
     .into_iter()
     .map(String::from)
     .chain(UNITS.iter().map(|u| format!("/lib/systemd/system/{u}")))
+    .chain(man_pages().iter().map(|page| format!("/usr/share/man/man1/{page}")))
     .collect();
     expected.sort();
-    assert_eq!(file_list(&deb), expected);
+    // cargo-deb gzips man pages, as Debian policy asks; either form is the same page.
+    let files: Vec<String> = file_list(&deb).into_iter().map(|f| f.trim_end_matches(".gz").to_string()).collect();
+    assert_eq!(files, expected);
     let control = text(&run("dpkg-deb -f", Command::new("dpkg-deb").arg("-f").arg(&deb).args(["Package", "Depends"])));
     assert!(control.contains("Package: bauxite") && control.contains("iproute2"), "{control}");
 
@@ -215,6 +251,7 @@ fn the_deb_installs_verified_units_and_a_binary_whose_down_cleans_up() {
     run("dpkg -i", Command::new("dpkg").arg("-i").arg(&deb));
     let version = text(&run("bauxite --version", Command::new(INSTALLED).arg("--version")));
     assert_eq!(version.trim(), format!("bauxite {}", env!("CARGO_PKG_VERSION")));
+    the_installed_man_pages_and_completions_work();
 
     // The installed units, the template as an instance; warnings (an unknown key, say) count.
     let units: Vec<String> =

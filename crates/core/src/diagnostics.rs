@@ -111,15 +111,18 @@ pub fn check_topic_name(name: &str) -> Result<(), String> {
 /// `DiagnosticArray` on `topic` every `period`, in ROS 2 domain `domain_id`, over
 /// `interfaces` only (loopback unless configured: nothing listens beyond it unless
 /// asked to; the robot's ROS 2 graph is local). Off when the key is absent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct DiagnosticsSettings {
     /// The ROS 2 topic.
     pub topic: String,
     /// Between two messages.
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "10ms to 3600s"))]
     pub period: Duration,
     /// The ROS 2 domain (`ROS_DOMAIN_ID` of the nodes that listen), 0 to 232.
+    #[schemars(range(min = 0, max = 232))]
     pub domain_id: u16,
     /// The local addresses DDS may use.
     pub interfaces: Vec<IpAddr>,

@@ -14,7 +14,7 @@ pub const MAX_RULES: usize = 64;
 
 /// A traffic class with its policy. A profile's lanes are ordered: the first is
 /// served first at the bottleneck.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Lane {
     /// The lane's name, e.g. `critical`.
@@ -22,6 +22,7 @@ pub struct Lane {
     /// The fraction of the link rate guaranteed to this lane, from
     /// [`MIN_SHARE`](crate::validate::MIN_SHARE) to 1.
     /// Every lane may borrow up to the full link rate when others are idle.
+    #[schemars(range(min = crate::validate::MIN_SHARE, max = 1.0))]
     pub share: f64,
     /// DSCP written into every packet of this lane, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -32,6 +33,7 @@ pub struct Lane {
     /// The bound of this lane's queue at the bottleneck, in packets, from 1 to
     /// [`MAX_QUEUE_LIMIT`](crate::validate::MAX_QUEUE_LIMIT).
     #[serde(default = "default_queue_limit")]
+    #[schemars(range(min = 1, max = crate::validate::MAX_QUEUE_LIMIT))]
     pub queue_limit: u32,
 }
 
@@ -115,7 +117,7 @@ impl<'de> Deserialize<'de> for Dscp {
 }
 
 /// A transport protocol a port rule applies to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Protocol {
     /// UDP only.
@@ -183,6 +185,9 @@ impl Serialize for PortRange {
     }
 }
 
+crate::units::text_schema!(PortRange, "port-range", "integer");
+crate::units::text_schema!(Dscp, "dscp", "integer");
+
 impl<'de> Deserialize<'de> for PortRange {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         crate::units::deserialize_from_str(d)
@@ -190,7 +195,7 @@ impl<'de> Deserialize<'de> for PortRange {
 }
 
 /// Which port of a packet a port rule looks at.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum PortSide {
     /// The destination port only.
@@ -266,7 +271,7 @@ impl Match {
 }
 
 /// A rule: packets that match go into `lane`. Rules are tried in order; the first match wins.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(try_from = "RuleText", into = "RuleText")]
 pub struct Rule {
     /// The lane's name.
@@ -276,16 +281,21 @@ pub struct Rule {
 }
 
 /// How a rule is written in YAML: `{lane, proto, ports[, side]}` or `{lane, dscp}`.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct RuleText {
+    /// The lane of the packets this rule matches.
     lane: String,
+    /// The transport the ports belong to (default: `any`, UDP or TCP).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     proto: Option<Protocol>,
+    /// A port (`7401`) or a range (`7400-7499`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ports: Option<PortRange>,
+    /// Which port is matched: `dst`, `src` or `either` (default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     side: Option<PortSide>,
+    /// Match the DSCP instead of ports: 0 to 63 or a name (`ef`, `af41`, `cs6`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     dscp: Option<Dscp>,
 }

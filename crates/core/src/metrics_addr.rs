@@ -31,6 +31,8 @@ impl fmt::Display for MetricsAddr {
     }
 }
 
+crate::units::text_schema!(MetricsAddr, "metrics-address", "integer");
+
 impl FromStr for MetricsAddr {
     type Err = String;
 

@@ -11,12 +11,13 @@ use crate::orchestrator::OrchestratorLane;
 use crate::units::{BitRate, duration_text};
 
 /// A complete shaping profile. Lanes are ordered from most to least urgent.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
     /// The profile's name, for logs and reports.
     pub name: String,
     /// The bottleneck rate the lanes share.
+    #[schemars(extend("x-range" = "64kbit to 100gbit, or auto"))]
     pub rate: RateSetting,
     /// Lanes, most urgent first.
     pub lanes: Vec<Lane>,
@@ -28,6 +29,7 @@ pub struct Profile {
     /// the link keeps the standing queue on Bauxite's side of the bottleneck, where
     /// lanes are separated, instead of in the modem's single FIFO.
     #[serde(default = "default_headroom")]
+    #[schemars(range(min = crate::validate::MIN_HEADROOM, max = 1.0))]
     pub headroom: f64,
     /// When the link counts as congested.
     #[serde(default)]
@@ -83,6 +85,18 @@ impl fmt::Display for RateSetting {
     }
 }
 
+impl schemars::JsonSchema for RateSetting {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "rate-or-auto".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": ["string", "integer"], "format": "rate-or-auto"})
+    }
+}
+
 impl Serialize for RateSetting {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
@@ -101,19 +115,26 @@ impl<'de> Deserialize<'de> for RateSetting {
 /// lane's departure rate) exceeds `enter_delay`, or when its backlog exceeds
 /// `enter_backlog_packets`. It stays congested until neither has held for `exit_hold`:
 /// a video encoder that briefly pauses must not switch protection off.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct CongestionPolicy {
     /// Queue delay of a droppable lane above which the link is congested.
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "1ms to 10s"))]
     pub enter_delay: Duration,
     /// Backlog (packets) of a droppable lane above which the link is congested.
+    #[schemars(range(min = 1, max = crate::validate::MAX_QUEUE_LIMIT))]
     pub enter_backlog_packets: u32,
     /// How long the condition must stay clear before the congested state ends.
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "1ms to 600s"))]
     pub exit_hold: Duration,
     /// How often lane statistics are read.
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "1ms to 100ms"))]
     pub poll_interval: Duration,
 }
 
@@ -131,21 +152,29 @@ impl Default for CongestionPolicy {
 /// The PIE control law (RFC 8033) that sets the early-drop probability of droppable
 /// lanes from their queue delay. The defaults are the RFC's, except `target`, which
 /// is lower because a 1.5 Mbit/s link turns every queued video packet into 8 ms.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct EarlyDropPolicy {
     /// Queue delay the controller steers towards.
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "1ms to 10s"))]
     pub target: Duration,
     /// How often the drop probability is recomputed (PIE's T_UPDATE).
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "1ms to 1s"))]
     pub update_interval: Duration,
     /// PIE's alpha (per second of delay error), RFC 8033 default 0.125.
+    #[schemars(range(min = 0.0, max = crate::validate::MAX_PIE_GAIN))]
     pub alpha: f64,
     /// PIE's beta (per second of delay trend), RFC 8033 default 1.25.
+    #[schemars(range(min = 0.0, max = crate::validate::MAX_PIE_GAIN))]
     pub beta: f64,
     /// Bursts shorter than this pass without drops (PIE's MAX_BURST).
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "1ns to 10s"))]
     pub max_burst: Duration,
 }
 
@@ -165,7 +194,7 @@ impl Default for EarlyDropPolicy {
 /// reflector beyond it and the bytes the shaper sent (`bauxite_control`'s
 /// `RateController` says how): drain a queue as soon as the probes see one, resume
 /// at the capacity it revealed, and probe upwards after a hold.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct AutoRatePolicy {
     /// The reflectors on the far side of the bottleneck, one or a list (at most
@@ -174,47 +203,64 @@ pub struct AutoRatePolicy {
     /// ([`crate::reflector`] says what each measures). The first is probed; the others
     /// are standbys, probed now and then, that replace it when it stops answering.
     #[serde(deserialize_with = "one_or_many", skip_serializing_if = "Vec::is_empty")]
+    #[schemars(schema_with = "one_or_many_schema")]
     pub reflector: Vec<String>,
     /// A file holding the key probes are signed with (HMAC-SHA256; the reflector runs
     /// with the same file as `--key-file`). None: probes are not signed.
     pub key_file: Option<std::path::PathBuf>,
     /// The rate assumed at start, and the rate an unloaded link relaxes up to.
+    #[schemars(extend("x-range" = "64kbit to 100gbit, and min_rate to max_rate"))]
     pub base_rate: BitRate,
     /// Never shape below this: enough for the lanes that are never dropped (seed 000's
     /// critical and telemetry streams and the probes take about 0.14 Mbit/s).
+    #[schemars(extend("x-range" = "64kbit to 100gbit, and at most max_rate"))]
     pub min_rate: BitRate,
     /// Never shape above this.
+    #[schemars(extend("x-range" = "64kbit to 100gbit"))]
     pub max_rate: BitRate,
     /// How often a probe is sent. Each is a 44-byte packet in the critical lane
     /// (35 kbit/s at 10 ms); a queue is seen a few probes after it starts.
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "1ms to 1s"))]
     pub probe_interval: Duration,
     /// Queue delay at the link, beyond one full packet's serialisation, that counts
     /// as a standing queue.
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "100us to 1s"))]
     pub delay_threshold: Duration,
     /// A standing queue is drained in about this long: the rate is the capacity
     /// times `1 - queue / drain_time`, so a queue deeper than this stops the
     /// droppable lanes until it is gone.
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "10ms to 10s"))]
     pub drain_time: Duration,
     /// After a queue, the rate stays at the capacity it revealed for this long
     /// before probing upwards. Probing past the link fills the modem's FIFO, which
     /// delays critical traffic too: a longer hold protects it better, a shorter one
     /// finds a link that recovered sooner.
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "1ns to 3600s"))]
     pub probe_hold: Duration,
     /// Each upward probe that finds the link where it was doubles the hold, up to
     /// this: a link that stays put is probed (and its critical lane delayed a few
     /// milliseconds) ever more rarely; a link that recovers after a long stable
     /// spell is found up to this much later.
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "probe_hold to 3600s"))]
     pub probe_hold_max: Duration,
     /// While probing upwards, the rate doubles every `ramp_time`.
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "10ms to 60s"))]
     pub ramp_time: Duration,
     /// The link counts as loaded when the shaper sends more than this fraction of
     /// what it may; only a loaded link tells whether more rate is available.
+    #[schemars(range(min = 0.1, max = 1.0))]
     pub load_threshold: f64,
 }
 
@@ -240,20 +286,27 @@ impl Default for AutoRatePolicy {
 /// The service the critical lane is promised (seed 000: critical latency under 2 ms,
 /// correction update delay under 10 ms, nothing lost). Measured from one second after
 /// a rate change, the time the shaper is given to adapt.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Targets {
     /// Mean one-way latency of critical messages.
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "1us to 10s"))]
     pub critical_latency_mean: Duration,
     /// 99th percentile of that latency.
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "1us to 10s"))]
     pub critical_latency_p99: Duration,
     /// Mean correction update delay (message sent → consumed by the control loop). A
     /// 100 Hz loop alone adds 5 ms on average, so the mean is what can be promised.
     #[serde(with = "duration_text")]
+    #[schemars(with = "crate::units::DurationText")]
+    #[schemars(extend("x-range" = "1us to 10s"))]
     pub update_delay_mean: Duration,
     /// Critical messages lost, percent.
+    #[schemars(range(min = 0.0, max = 100.0))]
     pub critical_loss_pct: f64,
 }
 
@@ -284,6 +337,22 @@ fn one_or_many<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error>
         OneOrMany::One(one) => vec![one],
         OneOrMany::Many(many) => many,
     })
+}
+
+/// The JSON Schema of a profile file (`bauxite profile schema`): every key with its type,
+/// default, bounds and doc comment, for editors (yaml-language-server) and the generated
+/// reference page. Relations between keys (rules naming lanes, shares summing to at most 1)
+/// are checked by [`Profile::validate`] only.
+pub fn json_schema() -> schemars::Schema {
+    schemars::schema_for!(Profile)
+}
+
+/// The JSON Schema of what [`one_or_many`] reads.
+fn one_or_many_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"anyOf": [
+        {"type": "string"},
+        {"type": "array", "items": {"type": "string"}, "maxItems": crate::MAX_REFLECTORS},
+    ]})
 }
 
 /// A problem found while checking a profile, with the key it is about.
@@ -460,6 +529,112 @@ impl Profile {
 
 #[cfg(test)]
 mod tests {
+    use serde_yaml_ng::Value as Yaml;
+
+    /// Every key of the schema that states bounds (numeric `minimum`/`maximum`, or an
+    /// `x-range` of durations or rates "LOW to HIGH"), as a YAML path and its two bounds.
+    fn bounded_keys(
+        root: &serde_json::Value,
+        schema: &serde_json::Value,
+        path: &[Yaml],
+        out: &mut Vec<(Vec<Yaml>, Yaml, Yaml)>,
+    ) {
+        let resolve = |s: &serde_json::Value| match s.get("$ref").and_then(|r| r.as_str()) {
+            Some(r) => root.pointer(r.trim_start_matches('#')).cloned().unwrap_or_default(),
+            None => s.clone(),
+        };
+        let Some(properties) = resolve(schema).get("properties").and_then(|p| p.as_object()).cloned() else { return };
+        for (key, property) in properties {
+            let mut here = path.to_vec();
+            here.push(Yaml::String(key));
+            let property = resolve(&property);
+            if let Some(items) = property.get("items") {
+                bounded_keys(root, items, &[here.clone(), vec![Yaml::Number(0.into())]].concat(), out);
+            }
+            bounded_keys(root, &property, &here, out);
+            let to_yaml = |v: &serde_json::Value| serde_yaml_ng::to_value(v).unwrap();
+            if let (Some(lo), Some(hi)) = (property.get("minimum"), property.get("maximum")) {
+                out.push((here.clone(), to_yaml(lo), to_yaml(hi)));
+            }
+            let range = property.get("x-range").and_then(|r| r.as_str()).and_then(|r| r.split(',').next());
+            if let Some((lo, hi)) = range.and_then(|r| r.split_once(" to ")) {
+                out.push((here, Yaml::String(lo.into()), Yaml::String(hi.into())));
+            }
+        }
+    }
+
+    /// `value` moved just past a bound: down from `lo` or up from `hi`.
+    fn beyond(value: &Yaml, up: bool) -> Yaml {
+        let sign = if up { 1.0 } else { -1.0 };
+        match value {
+            Yaml::Number(n) if n.is_f64() => Yaml::from(n.as_f64().unwrap() * (1.0 + sign * 1e-6) + sign * 1e-9),
+            Yaml::Number(n) => Yaml::from(n.as_i64().unwrap() + sign as i64),
+            Yaml::String(t) if t.parse::<BitRate>().is_ok() => {
+                let bps = t.parse::<BitRate>().unwrap().bps() as f64;
+                Yaml::String(format!("{}", (bps * (1.0 + sign * 1e-3)).round() as u64))
+            }
+            Yaml::String(t) => {
+                let ns = crate::parse_duration(t).unwrap().as_nanos() as f64;
+                Yaml::String(format!("{}ns", (ns * (1.0 + sign * 1e-3)).round() as i64 + sign as i64))
+            }
+            other => panic!("no bound: {other:?}"),
+        }
+    }
+
+    /// The bounds the schema (and so the reference page) states are the ones validation
+    /// enforces: just past each bound is refused naming that key, and the bound itself is
+    /// not refused because of that key. Keys bounded by other keys too are held apart.
+    #[test]
+    fn the_schema_states_the_bounds_validation_enforces() {
+        let root = serde_json::to_value(json_schema()).unwrap();
+        let mut keys = Vec::new();
+        bounded_keys(&root, &root, &[], &mut keys);
+        assert!(keys.len() >= 25, "only {} bounded keys in the schema", keys.len());
+        let mut base = serde_yaml_ng::to_value(Profile::robot()).unwrap();
+        base["diagnostics"] = serde_yaml_ng::to_value(crate::diagnostics::DiagnosticsSettings::default()).unwrap();
+        let related = ["auto_rate.base_rate", "auto_rate.min_rate", "auto_rate.probe_hold", "rate"];
+        for (path, lo, hi) in keys {
+            let name: Vec<String> = path
+                .iter()
+                .map(|p| match p {
+                    Yaml::String(s) => s.clone(),
+                    other => format!("{}", other.as_u64().unwrap()),
+                })
+                .collect();
+            let dotted = name.join(".").replace(".0.", "[0].");
+            let with = |value: Yaml| {
+                let mut doc = base.clone();
+                let mut at = &mut doc;
+                for step in &path {
+                    at = match step {
+                        Yaml::Number(n) => &mut at[n.as_u64().unwrap() as usize],
+                        key => &mut at[key.as_str().unwrap()],
+                    };
+                }
+                *at = value;
+                serde_yaml_ng::from_str::<Profile>(&serde_yaml_ng::to_string(&doc).unwrap())
+                    .map_err(|e| e.to_string())
+                    .and_then(|p| p.validate().map(drop).map_err(|e| e.key))
+            };
+            for (bound, up) in [(&lo, false), (&hi, true)] {
+                if dotted == "auto_rate.probe_hold_max" && !up {
+                    continue; // its lower bound is probe_hold
+                }
+                let past = beyond(bound, up);
+                // Refused by validation (naming the key) or already by the parser (whose
+                // message names the key's path).
+                let refusal = with(past.clone());
+                assert!(
+                    refusal.as_ref().is_err_and(|e| *e == dotted || e.starts_with(&format!("{dotted}: "))),
+                    "{dotted} = {past:?} (past {bound:?}): {refusal:?}"
+                );
+                if !related.contains(&dotted.as_str()) {
+                    assert!(with(bound.clone()) != Err(dotted.clone()), "{dotted} = {bound:?} is refused");
+                }
+            }
+        }
+    }
+
     use super::*;
     use crate::lane::PacketKey;
 

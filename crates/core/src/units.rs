@@ -210,8 +210,32 @@ where
     d.deserialize_any(TextVisitor(std::marker::PhantomData))
 }
 
-/// A [`Duration`] as text, for `FromStr` through [`parse_duration`].
-struct DurationText(Duration);
+/// A [`Duration`] as text, for `FromStr` through [`parse_duration`]; duration fields name it
+/// as their JSON Schema (`#[schemars(with = "DurationText")]`).
+pub struct DurationText(Duration);
+
+/// Gives `$ty`, a value written as text, the JSON Schema of a string (or a bare number, as
+/// [`deserialize_from_str`] also takes) in the format `$format`, a name the generated
+/// reference explains (`bit-rate`, `duration`, …).
+macro_rules! text_schema {
+    ($ty:ty, $format:literal $(, $also:literal)?) => {
+        impl schemars::JsonSchema for $ty {
+            fn inline_schema() -> bool {
+                true
+            }
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                $format.into()
+            }
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({"type": ["string" $(, $also)?], "format": $format})
+            }
+        }
+    };
+}
+pub(crate) use text_schema;
+
+text_schema!(BitRate, "bit-rate", "integer");
+text_schema!(DurationText, "duration");
 
 impl FromStr for DurationText {
     type Err = UnitError;
