@@ -67,11 +67,17 @@ _bauxite() {
             bauxite__subcmd__bridge,help)
                 cmd="bauxite__subcmd__bridge__subcmd__help"
                 ;;
+            bauxite__subcmd__bridge,schema)
+                cmd="bauxite__subcmd__bridge__subcmd__schema"
+                ;;
             bauxite__subcmd__bridge__subcmd__help,bench)
                 cmd="bauxite__subcmd__bridge__subcmd__help__subcmd__bench"
                 ;;
             bauxite__subcmd__bridge__subcmd__help,help)
                 cmd="bauxite__subcmd__bridge__subcmd__help__subcmd__help"
+                ;;
+            bauxite__subcmd__bridge__subcmd__help,schema)
+                cmd="bauxite__subcmd__bridge__subcmd__help__subcmd__schema"
                 ;;
             bauxite__subcmd__eval,bridge)
                 cmd="bauxite__subcmd__eval__subcmd__bridge"
@@ -162,6 +168,9 @@ _bauxite() {
                 ;;
             bauxite__subcmd__help__subcmd__bridge,bench)
                 cmd="bauxite__subcmd__help__subcmd__bridge__subcmd__bench"
+                ;;
+            bauxite__subcmd__help__subcmd__bridge,schema)
+                cmd="bauxite__subcmd__help__subcmd__bridge__subcmd__schema"
                 ;;
             bauxite__subcmd__help__subcmd__eval,bridge)
                 cmd="bauxite__subcmd__help__subcmd__eval__subcmd__bridge"
@@ -300,7 +309,7 @@ _bauxite() {
             return 0
             ;;
         bauxite__subcmd__bridge)
-            opts="-h --config --record --metrics --help bench help"
+            opts="-h --config --record --metrics --help schema bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -360,7 +369,7 @@ _bauxite() {
             return 0
             ;;
         bauxite__subcmd__bridge__subcmd__help)
-            opts="bench help"
+            opts="schema bench help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -390,6 +399,34 @@ _bauxite() {
         bauxite__subcmd__bridge__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        bauxite__subcmd__bridge__subcmd__help__subcmd__schema)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        bauxite__subcmd__bridge__subcmd__schema)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -764,7 +801,7 @@ _bauxite() {
             return 0
             ;;
         bauxite__subcmd__help__subcmd__bridge)
-            opts="bench"
+            opts="schema bench"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -778,6 +815,20 @@ _bauxite() {
             return 0
             ;;
         bauxite__subcmd__help__subcmd__bridge__subcmd__bench)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        bauxite__subcmd__help__subcmd__bridge__subcmd__schema)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

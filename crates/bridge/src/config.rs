@@ -25,11 +25,17 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use bauxite_core::units::{deserialize_from_str, duration_text};
-use bauxite_core::{ConfigError, MetricsAddr, Shown, locate, parse_duration, parse_yaml, read_config, within};
+use bauxite_core::{ConfigError, MetricsAddr, Shown, format_duration, locate, parse_duration, parse_yaml, read_config, within};
 use serde::{Deserialize, Deserializer, Serialize};
 
+/// The JSON Schema of a bridge config file (`bauxite bridge schema`): every key with its type,
+/// default, bounds and doc comment. Relations between keys are checked by [`parse`] only.
+pub fn json_schema() -> schemars::Schema {
+    schemars::schema_for!(BridgeConfig)
+}
+
 /// The whole file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BridgeConfig {
     /// The DDS domain and network.
@@ -62,11 +68,12 @@ pub struct BridgeConfig {
 }
 
 /// Which DDS domain, over which interfaces.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DdsConfig {
     /// The DDS domain (ROS 2's `ROS_DOMAIN_ID`).
     #[serde(default, deserialize_with = "count::<_, DomainId, _>")]
+    #[schemars(with = "InRange<DomainId>")]
     pub domain_id: u16,
     /// The one interface address to use (all interfaces when absent): every UDP socket binds
     /// it, and discovery announces and multicast use only it. `[127.0.0.1]` keeps everything
@@ -77,7 +84,7 @@ pub struct DdsConfig {
 }
 
 /// DDS reliability, as a reader or writer asks for it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Reliability {
     /// Retransmit until acknowledged.
@@ -87,7 +94,7 @@ pub enum Reliability {
 }
 
 /// One input topic and its two outputs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TopicConfig {
     /// The input topic (a ROS 2 name such as `/scan`, or a DDS name when `ros2` is false).
@@ -112,7 +119,7 @@ pub struct TopicConfig {
 }
 
 /// QoS of a topic's reader and writers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TopicQos {
     /// The input reader's reliability. A RELIABLE reader matches only RELIABLE publishers;
@@ -123,6 +130,7 @@ pub struct TopicQos {
     /// that arrive while more than `depth` wait to be taken are overwritten inside RustDDS,
     /// silently. ROS 2's usual 10 lost 7 % at 8 000 samples/s of 1 KB; 100 kept up to 15 000.
     #[serde(default = "hundred", deserialize_with = "count::<_, Depth, _>")]
+    #[schemars(with = "InRange<Depth>")]
     pub depth: usize,
     /// Unacknowledged samples the critical writer may hold before a write blocks
     /// (RustDDS sizes a RELIABLE writer's window from RESOURCE_LIMITS, not from the depth).
@@ -131,6 +139,7 @@ pub struct TopicQos {
     /// loopback throughput near RustDDS's own (32 gave a third of it). It costs up to 256
     /// samples of memory per topic.
     #[serde(default = "two_fifty_six", deserialize_with = "count::<_, CriticalWindow, _>")]
+    #[schemars(with = "InRange<CriticalWindow>")]
     pub critical_window: usize,
     /// How long one critical write may block on a full window before it is retried.
     #[serde(
@@ -138,6 +147,7 @@ pub struct TopicQos {
         serialize_with = "duration_text::serialize",
         deserialize_with = "span::<_, Blocking>"
     )]
+    #[schemars(with = "InSpan<Blocking>")]
     pub critical_blocking: Duration,
 }
 
@@ -199,7 +209,7 @@ pub fn ros2_type(name: &str) -> String {
 }
 
 /// A manual classification that wins over probes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Override {
     /// Always CRITICAL (healthy, normal noncritical rate).
@@ -209,7 +219,7 @@ pub enum Override {
 }
 
 /// A subscriber the bridge knows by its probe responder's name.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SubscriberConfig {
     /// The name its probe responder answers with.
@@ -223,7 +233,7 @@ pub struct SubscriberConfig {
 }
 
 /// The classifier's constants (seed 004, section III-C); defaults are the seed's.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct ClassifierConfig {
     /// Send probes and classify; off, every subscriber stays UNKNOWN (the seed's ablation).
@@ -236,37 +246,48 @@ pub struct ClassifierConfig {
     pub reply_topic: String,
     /// Probes per second.
     #[serde(deserialize_with = "number::<_, ProbeRate>")]
+    #[schemars(with = "InRange<ProbeRate>")]
     pub probe_rate_hz: f64,
     /// At most this many resolved probes per subscriber count.
     #[serde(deserialize_with = "count::<_, Samples, _>")]
+    #[schemars(with = "InRange<Samples>")]
     pub window_samples: usize,
     /// ...and only those sent within this long.
     #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, ProbeWindow>")]
+    #[schemars(with = "InSpan<ProbeWindow>")]
     pub window: Duration,
     /// How often subscribers are evaluated. The seed does not say; 1 s makes three consecutive
     /// evaluations span 3 s, well inside its ~20 s detection and recovery.
     #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Evaluation>")]
+    #[schemars(with = "InSpan<Evaluation>")]
     pub evaluate_every: Duration,
     /// A probe unanswered for this long is lost.
     #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, ReplyTimeout>")]
+    #[schemars(with = "InSpan<ReplyTimeout>")]
     pub reply_timeout: Duration,
     /// Fewer resolved probes than this give no verdict.
     #[serde(deserialize_with = "count::<_, Samples, _>")]
+    #[schemars(with = "InRange<Samples>")]
     pub min_samples: usize,
     /// Demote when the mean RTT is above this...
     #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Rtt>")]
+    #[schemars(with = "InSpan<Rtt>")]
     pub demote_rtt: Duration,
     /// ...or the loss is above this (percent).
     #[serde(deserialize_with = "number::<_, Percent>")]
+    #[schemars(with = "InRange<Percent>")]
     pub demote_loss_pct: f64,
     /// Promote only when the mean RTT is below this...
     #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Rtt>")]
+    #[schemars(with = "InSpan<Rtt>")]
     pub promote_rtt: Duration,
     /// ...and the loss below this (percent).
     #[serde(deserialize_with = "number::<_, Percent>")]
+    #[schemars(with = "InRange<Percent>")]
     pub promote_loss_pct: f64,
     /// Consecutive evaluations needed for either move.
     #[serde(deserialize_with = "count::<_, Consecutive, _>")]
+    #[schemars(with = "InRange<Consecutive>")]
     pub consecutive: u32,
     /// Let UNKNOWN stand (treated as degraded); false treats UNKNOWN as CRITICAL.
     pub allow_unknown_state: bool,
@@ -295,26 +316,32 @@ impl Default for ClassifierConfig {
 }
 
 /// Rates, queues and stale dropping; defaults are the seed's rates.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct PolicyConfig {
     /// The noncritical path's rate while its subscribers are healthy.
     #[serde(deserialize_with = "number::<_, SampleRate>")]
+    #[schemars(with = "InRange<SampleRate>")]
     pub noncritical_hz: f64,
     /// ...and while any of them is degraded.
     #[serde(deserialize_with = "number::<_, SampleRate>")]
+    #[schemars(with = "InRange<SampleRate>")]
     pub degraded_hz: f64,
     /// Token-bucket depth in samples (more than one, or jittery input loses rate).
     #[serde(deserialize_with = "number::<_, Burst>")]
+    #[schemars(with = "InRange<Burst>")]
     pub burst: f64,
     /// Noncritical samples older than this when their turn comes are dropped.
     #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, MaxAge>")]
+    #[schemars(with = "InSpan<MaxAge>")]
     pub max_age: Duration,
     /// The critical writer's queue (drop-oldest).
     #[serde(deserialize_with = "count::<_, Queue, _>")]
+    #[schemars(with = "InRange<Queue>")]
     pub critical_queue: usize,
     /// The noncritical writer's queue (drop-oldest).
     #[serde(deserialize_with = "count::<_, Queue, _>")]
+    #[schemars(with = "InRange<Queue>")]
     pub noncritical_queue: usize,
     /// EMERGENCY stops the critical path too (the seed's "stop all forwarding").
     pub emergency_stops_critical: bool,
@@ -335,53 +362,64 @@ impl Default for PolicyConfig {
 }
 
 /// Limits that move the supervisor from NORMAL to DEGRADED: reaching any one counts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Limits {
     /// Fill of the fullest queue, 0–1.
     #[serde(deserialize_with = "number::<_, Fraction>")]
+    #[schemars(with = "InRange<Fraction>")]
     pub queue_fill: f64,
     /// Callback lag.
     #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Lag>")]
+    #[schemars(with = "InSpan<Lag>")]
     pub lag: Duration,
     /// Errors within the error window.
     #[serde(deserialize_with = "count::<_, Errors, _>")]
+    #[schemars(with = "InRange<Errors>")]
     pub errors: u64,
 }
 
 /// Limits the bridge must stay at or under for `hold` to step down from DEGRADED.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct RecoverLimits {
     /// Fill of the fullest queue, 0–1.
     #[serde(deserialize_with = "number::<_, Fraction>")]
+    #[schemars(with = "InRange<Fraction>")]
     pub queue_fill: f64,
     /// Callback lag.
     #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Lag>")]
+    #[schemars(with = "InSpan<Lag>")]
     pub lag: Duration,
     /// Errors within the error window.
     #[serde(deserialize_with = "count::<_, Errors, _>")]
+    #[schemars(with = "InRange<Errors>")]
     pub errors: u64,
     /// How long the calm must last.
     #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Hold>")]
+    #[schemars(with = "InSpan<Hold>")]
     pub hold: Duration,
 }
 
 /// Limits that, held for `after`, mean extreme failure.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct EmergencyLimits {
     /// Fill of the fullest queue, 0–1.
     #[serde(deserialize_with = "number::<_, Fraction>")]
+    #[schemars(with = "InRange<Fraction>")]
     pub queue_fill: f64,
     /// Callback lag.
     #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Lag>")]
+    #[schemars(with = "InSpan<Lag>")]
     pub lag: Duration,
     /// Errors within the error window.
     #[serde(deserialize_with = "count::<_, Errors, _>")]
+    #[schemars(with = "InRange<Errors>")]
     pub errors: u64,
     /// How long without a break.
     #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Hold>")]
+    #[schemars(with = "InSpan<Hold>")]
     pub after: Duration,
 }
 
@@ -411,14 +449,16 @@ impl EmergencyLimits {
 }
 
 /// The safety supervisor's tick and limits (the seed gives no numbers; these are ours).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct SupervisorConfig {
     /// How often vital signs are taken.
     #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Tick>")]
+    #[schemars(with = "InSpan<Tick>")]
     pub tick: Duration,
     /// Errors are summed over this long.
     #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, ErrorWindow>")]
+    #[schemars(with = "InSpan<ErrorWindow>")]
     pub error_window: Duration,
     /// NORMAL → DEGRADED.
     pub degrade: Limits,
@@ -441,7 +481,7 @@ impl Default for SupervisorConfig {
 }
 
 /// Where the bridge reports itself (a `diagnostic_msgs/DiagnosticArray`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct DiagnosticsConfig {
     /// Publish at all.
@@ -451,6 +491,7 @@ pub struct DiagnosticsConfig {
     pub topic: String,
     /// How often (and at every mode change).
     #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Period>")]
+    #[schemars(with = "InSpan<Period>")]
     pub period: Duration,
 }
 
@@ -461,11 +502,12 @@ impl Default for DiagnosticsConfig {
 }
 
 /// Status logs and the MCAP recording.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct TelemetryConfig {
     /// A status line per topic this often.
     #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, StatusEvery>")]
+    #[schemars(with = "InSpan<StatusEvery>")]
     pub status_every: Duration,
     /// Record classifier, path and supervisor telemetry to this MCAP file.
     pub record: Option<PathBuf>,
@@ -549,8 +591,24 @@ range! {
     Errors: 0..=1_000_000, whole;
 }
 
-/// A number within `R`.
+/// A number within `R`; also what a bounded field's JSON Schema says it is.
 struct InRange<R>(f64, PhantomData<R>);
+
+impl<R: Range> schemars::JsonSchema for InRange<R> {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "bounded-number".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        if R::WHOLE {
+            schemars::json_schema!({"type": "integer", "minimum": R::MIN as i64, "maximum": R::MAX as i64})
+        } else {
+            schemars::json_schema!({"type": "number", "minimum": R::MIN, "maximum": R::MAX})
+        }
+    }
+}
 
 impl<R: Range> FromStr for InRange<R> {
     type Err = String;
@@ -627,8 +685,21 @@ span! {
     StatusEvery: ms(100), secs(3600);
 }
 
-/// A duration within `S`.
+/// A duration within `S`; also what a bounded duration's JSON Schema says it is.
 struct InSpan<S>(Duration, PhantomData<S>);
+
+impl<S: Span> schemars::JsonSchema for InSpan<S> {
+    fn inline_schema() -> bool {
+        true
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "bounded-duration".into()
+    }
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let range = format!("{} to {}", format_duration(S::MIN), format_duration(S::MAX));
+        schemars::json_schema!({"type": "string", "format": "duration", "x-range": range})
+    }
+}
 
 impl<S: Span> FromStr for InSpan<S> {
     type Err = String;
@@ -856,6 +927,32 @@ fn line_of(text: &str, e: &Invalid) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bounds the schema (and so the reference page) states are the ones parsing
+    /// enforces: just past each bound is refused naming that key, and the bound itself is not
+    /// refused as out of range (a relation to another key may still refuse it).
+    #[test]
+    fn the_schema_states_the_bounds_parsing_enforces() {
+        use bauxite_core::schema_bounds::{beyond, bounded_keys, dotted, set_at};
+        let keys = bounded_keys(&json_schema());
+        assert!(keys.len() >= 30, "only {} bounded keys in the schema", keys.len());
+        let base: serde_yaml_ng::Value = serde_yaml_ng::from_str(GOOD).unwrap();
+        let file = Path::new("bridge.yaml");
+        for (path, lo, hi) in keys {
+            let name = dotted(&path);
+            let with = |value| parse(&serde_yaml_ng::to_string(&set_at(&base, &path, value)).unwrap(), file);
+            for (bound, up) in [(&lo, false), (&hi, true)] {
+                let past = beyond(bound, up);
+                let refusal = with(past.clone()).expect_err(&format!("{name} = {past:?} (past {bound:?}) is read"));
+                assert_eq!(refusal.key.as_deref(), Some(name.as_str()), "{name} = {past:?}: {refusal}");
+                assert!(refusal.message.contains("is not between"), "{name} = {past:?}: {refusal}");
+                if let Err(e) = with(bound.clone()) {
+                    let out_of_range = e.key.as_deref() == Some(name.as_str()) && e.message.contains("is not between");
+                    assert!(!out_of_range, "{name} = {bound:?} is refused: {e}");
+                }
+            }
+        }
+    }
 
     const GOOD: &str = "\
 dds: {domain_id: 3, interfaces: [127.0.0.1]}

@@ -29,6 +29,9 @@ pub struct BridgeArgs {
 
 #[derive(clap::Subcommand)]
 enum BridgeCommand {
+    /// Print the JSON Schema of bridge config files, for editors (every key, its default and
+    /// bounds; `docs/reference/bridge-config.md` is made from it).
+    Schema,
     /// Measure the bridge: added latency against a direct subscription, forwarding capacity, CPU and memory.
     Bench {
         /// Seconds of 30 Hz LaserScan-sized traffic for latency, CPU and memory.
@@ -69,6 +72,9 @@ pub struct ResponderArgs {
 pub fn run_bridge(args: BridgeArgs) -> Result<()> {
     bauxite_bridge::quiet_dds_logs();
     match args.command {
+        Some(BridgeCommand::Schema) => {
+            println!("{}", serde_json::to_string_pretty(&bauxite_bridge::config::json_schema())?);
+        }
         Some(BridgeCommand::Bench { duration, capacity_duration, sizes, domain, out }) => {
             anyhow::ensure!(duration >= 2, "--duration must be at least 2 s");
             anyhow::ensure!(capacity_duration >= 2, "--capacity-duration must be at least 2 s");

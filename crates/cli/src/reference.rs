@@ -58,6 +58,18 @@ fn files(mut cli: clap::Command) -> Result<Vec<(PathBuf, Vec<u8>)>> {
             )
             .into_bytes(),
         ),
+        (
+            PathBuf::from("docs/reference/bridge-config.md"),
+            schema_page(
+                "Bridge config keys",
+                "The adaptive bridge's config (`bauxite bridge --config FILE`, \
+                 `/etc/bauxite/bridge.yaml`). `bauxite bridge schema` prints the JSON Schema this \
+                 page is made from. Every number and duration is checked against its bounds while \
+                 the file is read, and a bad value is reported with its file, line and key.",
+                &serde_json::to_value(bauxite_bridge::config::json_schema())?,
+            )
+            .into_bytes(),
+        ),
     ];
     for page in man_pages(&cli)? {
         files.push(page);

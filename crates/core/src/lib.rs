@@ -19,6 +19,7 @@ pub mod out_dir;
 pub mod profile;
 pub mod reflector;
 pub mod rng;
+pub mod schema_bounds;
 pub mod shaper_snapshot;
 pub mod stats;
 pub mod units;

@@ -529,89 +529,23 @@ impl Profile {
 
 #[cfg(test)]
 mod tests {
+    use crate::schema_bounds::{beyond, bounded_keys, dotted, set_at};
     use serde_yaml_ng::Value as Yaml;
-
-    /// Every key of the schema that states bounds (numeric `minimum`/`maximum`, or an
-    /// `x-range` of durations or rates "LOW to HIGH"), as a YAML path and its two bounds.
-    fn bounded_keys(
-        root: &serde_json::Value,
-        schema: &serde_json::Value,
-        path: &[Yaml],
-        out: &mut Vec<(Vec<Yaml>, Yaml, Yaml)>,
-    ) {
-        let resolve = |s: &serde_json::Value| match s.get("$ref").and_then(|r| r.as_str()) {
-            Some(r) => root.pointer(r.trim_start_matches('#')).cloned().unwrap_or_default(),
-            None => s.clone(),
-        };
-        let Some(properties) = resolve(schema).get("properties").and_then(|p| p.as_object()).cloned() else { return };
-        for (key, property) in properties {
-            let mut here = path.to_vec();
-            here.push(Yaml::String(key));
-            let property = resolve(&property);
-            if let Some(items) = property.get("items") {
-                bounded_keys(root, items, &[here.clone(), vec![Yaml::Number(0.into())]].concat(), out);
-            }
-            bounded_keys(root, &property, &here, out);
-            let to_yaml = |v: &serde_json::Value| serde_yaml_ng::to_value(v).unwrap();
-            if let (Some(lo), Some(hi)) = (property.get("minimum"), property.get("maximum")) {
-                out.push((here.clone(), to_yaml(lo), to_yaml(hi)));
-            }
-            let range = property.get("x-range").and_then(|r| r.as_str()).and_then(|r| r.split(',').next());
-            if let Some((lo, hi)) = range.and_then(|r| r.split_once(" to ")) {
-                out.push((here, Yaml::String(lo.into()), Yaml::String(hi.into())));
-            }
-        }
-    }
-
-    /// `value` moved just past a bound: down from `lo` or up from `hi`.
-    fn beyond(value: &Yaml, up: bool) -> Yaml {
-        let sign = if up { 1.0 } else { -1.0 };
-        match value {
-            Yaml::Number(n) if n.is_f64() => Yaml::from(n.as_f64().unwrap() * (1.0 + sign * 1e-6) + sign * 1e-9),
-            Yaml::Number(n) => Yaml::from(n.as_i64().unwrap() + sign as i64),
-            Yaml::String(t) if t.parse::<BitRate>().is_ok() => {
-                let bps = t.parse::<BitRate>().unwrap().bps() as f64;
-                Yaml::String(format!("{}", (bps * (1.0 + sign * 1e-3)).round() as u64))
-            }
-            Yaml::String(t) => {
-                let ns = crate::parse_duration(t).unwrap().as_nanos() as f64;
-                Yaml::String(format!("{}ns", (ns * (1.0 + sign * 1e-3)).round() as i64 + sign as i64))
-            }
-            other => panic!("no bound: {other:?}"),
-        }
-    }
 
     /// The bounds the schema (and so the reference page) states are the ones validation
     /// enforces: just past each bound is refused naming that key, and the bound itself is
     /// not refused because of that key. Keys bounded by other keys too are held apart.
     #[test]
     fn the_schema_states_the_bounds_validation_enforces() {
-        let root = serde_json::to_value(json_schema()).unwrap();
-        let mut keys = Vec::new();
-        bounded_keys(&root, &root, &[], &mut keys);
+        let keys = bounded_keys(&json_schema());
         assert!(keys.len() >= 25, "only {} bounded keys in the schema", keys.len());
         let mut base = serde_yaml_ng::to_value(Profile::robot()).unwrap();
         base["diagnostics"] = serde_yaml_ng::to_value(crate::diagnostics::DiagnosticsSettings::default()).unwrap();
         let related = ["auto_rate.base_rate", "auto_rate.min_rate", "auto_rate.probe_hold", "rate"];
         for (path, lo, hi) in keys {
-            let name: Vec<String> = path
-                .iter()
-                .map(|p| match p {
-                    Yaml::String(s) => s.clone(),
-                    other => format!("{}", other.as_u64().unwrap()),
-                })
-                .collect();
-            let dotted = name.join(".").replace(".0.", "[0].");
+            let dotted = dotted(&path);
             let with = |value: Yaml| {
-                let mut doc = base.clone();
-                let mut at = &mut doc;
-                for step in &path {
-                    at = match step {
-                        Yaml::Number(n) => &mut at[n.as_u64().unwrap() as usize],
-                        key => &mut at[key.as_str().unwrap()],
-                    };
-                }
-                *at = value;
+                let doc = set_at(&base, &path, value);
                 serde_yaml_ng::from_str::<Profile>(&serde_yaml_ng::to_string(&doc).unwrap())
                     .map_err(|e| e.to_string())
                     .and_then(|p| p.validate().map(drop).map_err(|e| e.key))
