@@ -28,6 +28,9 @@
 //! not). A probe that finds the link where it was doubles the hold, up to
 //! `probe_hold_max`; a link whose probes stop waiting (its packets' transmission or
 //! its opportunities' spacing shrank) has grown faster and is doubled at once. On a
+//! link whose probes wait milliseconds anyway (a radio), a queue gone before a train
+//! could measure it was the link's jitter: it changes neither the hold nor when the
+//! next upward probe goes. On a
 //! *quiet* link (a token bucket, a fast wire: probes that barely wait) a probe ends
 //! at the first sign of a queue and one overdue answer is a queue. No answer for
 //! [`SILENCE`] is a queue of unknown depth: the droppable lanes fall back to
@@ -120,6 +123,9 @@ struct Episode {
     probed: bool,
     /// The link's rate, if a train of busy answers measured it.
     measured: Option<BitRate>,
+    /// The hold and the end of the hold before this queue, restored if it proves to be
+    /// the link's own jitter (see [`RateController::no_queue`]).
+    hold_before: (Duration, Duration),
 }
 
 /// An upward probe in progress.
@@ -453,6 +459,7 @@ impl RateController {
         // was probing upwards, else the rate in force.
         let ramp = self.ramp.take();
         let before = ramp.map_or(self.rate, |r| r.from);
+        let hold_before = (self.hold, self.hold_until);
         if self.episode.is_none() {
             // An upward probe that found the link where it was: wait twice as long
             // before the next (each costs the critical lane a few milliseconds of
@@ -463,7 +470,8 @@ impl RateController {
         self.hold_until = now + self.hold;
         self.last_queue_at = now;
         let measured = self.measured_capacity();
-        let episode = self.episode.get_or_insert(Episode { before, probed: ramp.is_some(), measured: None });
+        let episode =
+            self.episode.get_or_insert(Episode { before, probed: ramp.is_some(), measured: None, hold_before });
         episode.measured = measured.or(episode.measured);
         // Until a train of busy answers measures the link, nothing but the lanes
         // never dropped: the link fell by an unknown factor (or the ramp passed
@@ -485,6 +493,15 @@ impl RateController {
             // none did, the queue was brief (a trace's gap, a burst, a ramp that
             // just passed the link): back to the last rate known not to build one.
             let resume = episode.measured.unwrap_or(episode.before);
+            if episode.measured.is_none() && !self.is_quiet() {
+                // Gone before a train could measure the link, on a link whose own waits
+                // are milliseconds (a radio's opportunities, its scheduler's stalls): that
+                // was the link's jitter, not a sign that it moved, nor that an upward
+                // probe found its limit. Counted as one, every stall of a cellular link
+                // put the next upward probe off again (one every 100-200 ms), and the rate
+                // stayed where a dip left it while the link offered ten times more.
+                (self.hold, self.hold_until) = episode.hold_before;
+            }
             if resume.bps() as f64 > GREW * episode.before.bps() as f64 {
                 // The probe found a faster link: it may be faster still.
                 self.hold = self.policy.probe_hold;
@@ -772,6 +789,41 @@ mod tests {
             assert!(quieted(seed, &wire), "seed {seed}: the wire's waits stopped");
             assert!(!quieted(seed, &bucket), "seed {seed}: the bucket's jitter paused");
         }
+    }
+
+    #[test]
+    fn on_a_noisy_link_a_stall_too_brief_to_measure_does_not_put_the_next_upward_probe_off() {
+        // A loaded 1.5 Mbit/s-like wire (probes wait up to 8 ms for the packet in
+        // transmission), with the first upward probe due at 3 s; when `stall`, the
+        // link stalls 1.5-1.53 s (its scheduler's gap) and releases those probes at once.
+        let first_rise = |stall: bool| {
+            let policy = AutoRatePolicy { probe_hold: Duration::from_secs(3), ..policy() };
+            let mut c = RateController::new(&policy);
+            let mut rng = bauxite_core::rng::SplitMix64::new(7);
+            let (mut bytes, mut stopped, mut rise) = (0u64, false, None);
+            for t in (0..4_000u64).step_by(10) {
+                // Loaded: the lanes send all the rate allows.
+                bytes += c.rate().bps() / 800;
+                c.on_sent(at(t), bytes);
+                assert!(c.probe_due(at(t)));
+                let jitter = Duration::from_micros(rng.below(8_000));
+                let received = if stall && (1_500..1_530).contains(&t) { at(1_532) } else { at(t) + MS + jitter };
+                c.on_answer(at(t), received);
+                c.on_tick(received);
+                // (Before the noise is learned, in the first second, a wait may read as a queue.)
+                stopped |= t >= 1_000 && c.rate() == policy.min_rate;
+                if rise.is_none() && c.rate() > policy.base_rate {
+                    rise = Some(t);
+                }
+            }
+            assert!(!c.is_quiet(), "noise {:?}", c.noise);
+            (stopped, rise)
+        };
+        let (stopped, clean) = first_rise(false);
+        assert!(!stopped && clean.is_some_and(|t| (3_000..3_100).contains(&t)), "no stall: {clean:?}");
+        let (stopped, stalled) = first_rise(true);
+        assert!(stopped, "the stall reads as a queue while it lasts");
+        assert_eq!(stalled, clean, "the stall put the upward probe off (to 4.5 s)");
     }
 
     #[test]
