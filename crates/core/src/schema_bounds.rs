@@ -43,10 +43,10 @@ fn walk(root: &Json, schema: &Json, path: &[Yaml], out: &mut Vec<BoundedKey>) {
             out.push((here.clone(), yaml(lo), yaml(hi)));
         }
         let range = property.get("x-range").and_then(Json::as_str).and_then(|r| r.split(',').next());
-        if let Some((lo, hi)) = range.and_then(|r| r.split_once(" to ")) {
-            if parse_duration(lo).is_ok() || lo.parse::<BitRate>().is_ok() {
-                out.push((here, Yaml::String(lo.into()), Yaml::String(hi.into())));
-            }
+        if let Some((lo, hi)) = range.and_then(|r| r.split_once(" to "))
+            && (parse_duration(lo).is_ok() || lo.parse::<BitRate>().is_ok())
+        {
+            out.push((here, Yaml::String(lo.into()), Yaml::String(hi.into())));
         }
     }
 }
