@@ -25,7 +25,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use bauxite_core::units::{deserialize_from_str, duration_text};
-use bauxite_core::{ConfigError, MetricsAddr, Shown, format_duration, locate, parse_duration, parse_yaml, read_config, within};
+use bauxite_core::{
+    ConfigError, MetricsAddr, Shown, format_duration, locate, parse_duration, parse_yaml, read_config, within,
+};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The JSON Schema of a bridge config file (`bauxite bridge schema`): every key with its type,
