@@ -1193,7 +1193,7 @@ _bauxite() {
             return 0
             ;;
         bauxite__subcmd__link)
-            opts="-h --up --down --timeline --record --as-root --help trace-stats help"
+            opts="-h --up --down --timeline --record --as-root --between --help trace-stats help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1212,6 +1212,10 @@ _bauxite() {
                     return 0
                     ;;
                 --record)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --between)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

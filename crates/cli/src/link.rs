@@ -2,6 +2,7 @@
 //! `bauxite link trace-stats`.
 
 use std::io::{Read, Write};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::Arc;
@@ -57,7 +58,15 @@ struct RunArgs {
     /// Run the command as root even under sudo (by default it runs as the user who ran sudo).
     #[arg(long)]
     as_root: bool,
-    /// The command and its arguments (after `--`); `$SHELL` if none.
+    /// Put the link between two network namespaces that exist (`ip netns add`), NS_A
+    /// sending the uplink, for test beds: each gets an interface `bxl-PID`, an address
+    /// and a route to the other's through the link, and nothing else changes. The
+    /// command, if any, runs in this namespace (with `BAUXITE_LINK_A` and
+    /// `BAUXITE_LINK_B` naming the two addresses); without one the link lasts until
+    /// Ctrl-C or SIGTERM.
+    #[arg(long, num_args = 2, value_names = ["NS_A", "NS_B"])]
+    between: Option<Vec<String>>,
+    /// The command and its arguments (after `--`); `$SHELL` if none (with `--between`: none).
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
 }
@@ -123,9 +132,15 @@ fn run_behind_link(run: RunArgs) -> Result<ExitCode> {
         record_fates: run.record.is_some(),
     };
     let run_id = std::process::id();
+    let between = run.between.as_deref();
     // The reaper first: a death halfway through the setup leaves nothing either.
-    let reaper = start_reaper(&Leftovers::of_run(run_id))?;
-    let shell = match LinkShell::create(run_id, options) {
+    let planned = if between.is_some() { Leftovers::of_between(run_id) } else { Leftovers::of_run(run_id) };
+    let reaper = start_reaper(&planned)?;
+    let built = match between {
+        Some([a, b]) => LinkShell::between(run_id, a, b, options),
+        _ => LinkShell::create(run_id, options),
+    };
+    let shell = match built {
         Ok(shell) => shell,
         Err(e) => {
             finish_reaper(reaper);
@@ -133,16 +148,35 @@ fn run_behind_link(run: RunArgs) -> Result<ExitCode> {
         }
     };
     let a = shell.addresses;
-    eprintln!(
-        "bauxite link: {} behind the link at {} (gateway {}); the host is {}{}",
-        shell.app.name().unwrap_or_default(),
-        a.app,
-        a.gateway,
-        a.host,
-        if shell.nat { ", and NAT reaches beyond it" } else { " (no nft: nothing beyond it)" }
-    );
-    let status =
-        command_in(&shell, &run).spawn().context("starting the command").and_then(|child| wait_or_stop(child, &stop));
+    let status = match between {
+        Some([ns_a, ns_b]) => {
+            eprintln!("bauxite link: {ns_a} at {} and {ns_b} at {}, {ns_a} sending the uplink", a.app, a.host);
+            if run.command.is_empty() {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Ok(std::process::ExitStatus::from_raw(0))
+            } else {
+                let mut command = as_user(&run);
+                command.env("BAUXITE_LINK_A", a.app.to_string()).env("BAUXITE_LINK_B", a.host.to_string());
+                command.spawn().context("starting the command").and_then(|child| wait_or_stop(child, &stop))
+            }
+        }
+        _ => {
+            eprintln!(
+                "bauxite link: {} behind the link at {} (gateway {}); the host is {}{}",
+                shell.app.name().unwrap_or_default(),
+                a.app,
+                a.gateway,
+                a.host,
+                if shell.nat { ", and NAT reaches beyond it" } else { " (no nft: nothing beyond it)" }
+            );
+            command_in(&shell, &run)
+                .spawn()
+                .context("starting the command")
+                .and_then(|child| wait_or_stop(child, &stop))
+        }
+    };
     let until_ns = bauxite_sys::monotonic_ns();
     let report = shell.stop().context("stopping the link");
     finish_reaper(reaper);
@@ -164,6 +198,18 @@ fn run_behind_link(run: RunArgs) -> Result<ExitCode> {
 /// `--as-root`, with `BAUXITE_LINK_HOST` naming the host's address.
 fn command_in(shell: &LinkShell, run: &RunArgs) -> Command {
     let app = shell.app.name().expect("created namespaces are named");
+    let user = as_user(run);
+    let mut command = Command::new("ip");
+    command
+        .args(["netns", "exec", app])
+        .arg(user.get_program())
+        .args(user.get_args())
+        .env("BAUXITE_LINK_HOST", shell.addresses.host.to_string());
+    command
+}
+
+/// The command (or `$SHELL`), as the user who ran sudo unless `--as-root` (`setpriv`).
+fn as_user(run: &RunArgs) -> Command {
     let mut argv: Vec<String> = Vec::new();
     if let (false, Ok(uid), Ok(gid)) = (run.as_root, std::env::var("SUDO_UID"), std::env::var("SUDO_GID")) {
         argv.extend(["setpriv".into(), format!("--reuid={uid}"), format!("--regid={gid}"), "--init-groups".into()]);
@@ -174,8 +220,8 @@ fn command_in(shell: &LinkShell, run: &RunArgs) -> Command {
     } else {
         argv.extend(run.command.iter().cloned());
     }
-    let mut command = Command::new("ip");
-    command.args(["netns", "exec", app]).args(argv).env("BAUXITE_LINK_HOST", shell.addresses.host.to_string());
+    let mut command = Command::new(&argv[0]);
+    command.args(&argv[1..]);
     command
 }
 
@@ -195,7 +241,6 @@ fn wait_or_stop(child: Child, stop: &AtomicBool) -> Result<std::process::ExitSta
 }
 
 fn exit_code_of(status: std::process::ExitStatus) -> ExitCode {
-    use std::os::unix::process::ExitStatusExt;
     match (status.code(), status.signal()) {
         (Some(code), _) => ExitCode::from(code.clamp(0, 255) as u8),
         (None, Some(signal)) => ExitCode::from((128 + signal).clamp(0, 255) as u8),

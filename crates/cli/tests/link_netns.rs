@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::Path;
-use std::process::Output;
+use std::process::{Command, Output};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -178,4 +178,70 @@ fn a_bad_spec_or_trace_is_named_and_nothing_is_made() {
     std::fs::remove_file(&trace).ok();
     assert_eq!(leftovers(&host), Vec::<String>::new());
     assert!(!Path::new("/var/run/netns").join(format!("bxl-{}-app", std::process::id())).exists());
+}
+
+/// `--between A B`: the link between two namespaces that exist (a test bed's robot
+/// and base). A TCP sender in A reaches a server in B at the uplink's rate, the
+/// downlink is the other direction, and afterwards A and B hold nothing of the link
+/// (no interface, address or route) while what was theirs stays. A namespace that
+/// does not exist is named, and nothing is made.
+#[test]
+fn a_link_between_two_namespaces_carries_their_traffic_and_leaves_them_as_they_were() {
+    if !root_or_skip("a_link_between_two_namespaces_carries_their_traffic_and_leaves_them_as_they_were") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (a, b) = (Netns::create(&unique_name("robot")).unwrap(), Netns::create(&unique_name("base")).unwrap());
+    let (a_name, b_name) = (a.name().unwrap().to_string(), b.name().unwrap().to_string());
+    // Something of B's own that must survive the link.
+    b.ip(&["addr", "add", "10.78.0.1/32", "dev", "lo"]).unwrap();
+    let state = |ns: &Netns| (ns.ip(&["-o", "addr", "show"]).unwrap(), ns.ip(&["route", "show"]).unwrap());
+    let before = (state(&a), state(&b));
+    let listener = b.run(|| TcpListener::bind((Ipv4Addr::UNSPECIFIED, 9000)).expect("bind the server in B"));
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().expect("A connects");
+        let (mut buf, mut bytes, mut first, mut last) = (vec![0u8; 65536], 0usize, None, Instant::now());
+        loop {
+            let n = conn.read(&mut buf).expect("read");
+            if n == 0 {
+                break;
+            }
+            first.get_or_insert_with(Instant::now);
+            (bytes, last) = (bytes + n, Instant::now());
+        }
+        conn.write_all(format!("{bytes}\n").as_bytes()).unwrap();
+        bytes as f64 * 8.0 / last.duration_since(first.expect("bytes came")).as_secs_f64()
+    });
+    let client = "import os, socket, time\n\
+         s = socket.create_connection((os.environ['BAUXITE_LINK_B'], 9000)); t = time.time()\n\
+         while time.time() - t < 3: s.sendall(b'x' * 16384)\n\
+         s.shutdown(socket.SHUT_WR); print('server got', s.makefile().readline().strip())\n";
+    let record = std::env::temp_dir().join(unique_name("between-record"));
+    let args = ["link", "--between", &a_name, &b_name, "--up", "rate=4mbit", "--down", "rate=20mbit", "--as-root"];
+    let out = Command::new(BIN)
+        .args(args)
+        .args(["--record", record.to_str().unwrap(), "--", "ip", "netns", "exec", &a_name, "python3", "-c", client])
+        .output()
+        .expect("run bauxite link --between");
+    assert!(out.status.success() && text(&out).contains("server got"), "{}", text(&out));
+    let bps = server.join().unwrap();
+    // As through the shell: at most TCP's 1448 of every 1504 bytes the link counts.
+    assert!(bps > 0.85 * 4e6 && bps < 1.0 * 4e6, "{bps} bit/s through a 4 Mbit/s link\n{}", text(&out));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(record.join("summary.json")).unwrap()).unwrap();
+    assert!(summary["uplink"]["delivered_mbps"].as_f64().unwrap() > 2.0, "{summary}");
+    // B's ACKs went the other way, over the downlink.
+    assert!(summary["downlink"]["delivered"].as_u64().unwrap() > 100, "{summary}");
+    std::fs::remove_dir_all(&record).ok();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while (state(&a), state(&b)) != before && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!((state(&a), state(&b)), before, "A and B after the link");
+    let names = Netns::current().ip(&["netns", "list"]).unwrap();
+    assert!(!names.lines().any(|l| l.starts_with("bxl-")), "a link namespace left: {names}");
+    let out = Command::new(BIN).args(["link", "--between", &a_name, "bx-no-such-ns", "--up", "rate=1mbit"]).output();
+    let out = out.unwrap();
+    assert!(!out.status.success() && text(&out).contains("no network namespace bx-no-such-ns"), "{}", text(&out));
+    assert!(!Netns::current().ip(&["netns", "list"]).unwrap().lines().any(|l| l.starts_with("bxl-")));
 }

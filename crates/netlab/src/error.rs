@@ -10,6 +10,9 @@ pub enum NetlabError {
     /// An operation that needs a named namespace got this process's own.
     #[error("{0}")]
     Unnamed(&'static str),
+    /// A network namespace named by the user does not exist.
+    #[error("no network namespace {0} (`ip netns list` shows those that exist)")]
+    NoNamespace(String),
     /// A socket could not be opened, connected or read.
     #[error("{what}")]
     Socket {

@@ -15,6 +15,17 @@
 //! space 100.64.0.0/10 (RFC 6598, what `mm-link` uses too), a /29 per run chosen
 //! by the process id.
 //!
+//! [`LinkShell::between`] puts the same link between two namespaces that exist
+//! already (a test bed's robot and base), instead of an app namespace and this one:
+//!
+//! ```text
+//!  NS_A [bxl-PID A+2] —— [to-app A+1] link [to-host A+5] —— [bxl-PID A+6] NS_B
+//! ```
+//!
+//! Each end gets an address and a route to the other's through the link, and
+//! nothing else in those namespaces changes: no NAT, no forwarding switch. Deleting
+//! the link namespace deletes both veth pairs, and with them the addresses and routes.
+//!
 //! Everything made here is listed in [`Leftovers`]: dropping the [`LinkShell`]
 //! removes it, and a reaper process holding the list (`bauxite link` starts one)
 //! removes it when `bauxite link` dies without cleaning up (SIGKILL). Deleting the
@@ -114,6 +125,11 @@ impl Leftovers {
         }
     }
 
+    /// What [`LinkShell::between`] of run `run` will make: its link namespace only.
+    pub fn of_between(run: u32) -> Self {
+        Self { netns: vec![format!("bxl-{run}-link")], ..Self::default() }
+    }
+
     /// Removes everything listed; what is gone already is no error (this runs twice
     /// when a reaper follows a clean exit, and after a crash part may be missing).
     pub fn remove(&self) {
@@ -160,13 +176,13 @@ impl Leftovers {
 pub struct LinkShell {
     /// Stopped first on drop: it reads from the namespaces' interfaces.
     emulator: Option<LinkEmulator>,
-    /// Where the program runs.
+    /// Where the program runs (for [`Self::between`], the uplink's sender, NS_A).
     pub app: Netns,
     /// Where the emulator runs.
     pub link: Netns,
     /// The run's addresses.
     pub addresses: ShellAddresses,
-    /// The host's interface into the link.
+    /// The host's interface into the link (for [`Self::between`], NS_B's).
     pub host_iface: String,
     leftovers: Leftovers,
     /// Whether the program can reach beyond this namespace (NAT is in place).
@@ -230,25 +246,49 @@ impl LinkShell {
             }
         };
         let mut shell = Self { emulator: None, app, link, addresses, host_iface, leftovers, nat };
-        let robot_side = Port {
-            iface: LINK_TO_APP.into(),
-            mac: mac_of(&shell.link, LINK_TO_APP)?,
-            peer_mac: mac_of(&shell.app, APP_IFACE)?,
-        };
-        let base_side = Port {
-            iface: LINK_TO_HOST.into(),
-            mac: mac_of(&shell.link, LINK_TO_HOST)?,
-            peer_mac: mac_of(&host, &shell.host_iface)?,
-        };
-        let config = EmulatorConfig {
-            uplink: options.uplink,
-            downlink: options.downlink,
-            timeline: options.timeline,
-            record_fates: options.record_fates,
-            ..EmulatorConfig::default()
-        };
-        shell.emulator = Some(LinkEmulator::start(&shell.link, robot_side, base_side, config)?);
+        let emulator = start_emulator(&shell.link, (&shell.app, APP_IFACE), (&host, &shell.host_iface), options)?;
+        shell.emulator = Some(emulator);
         Ok(shell)
+    }
+
+    /// Puts the link between namespaces `a` (the uplink's sender: the robot) and `b`
+    /// (the base), which exist already: each gets an interface `bxl-RUN` into a new
+    /// link namespace, an address (`addresses.app` in `a`, `addresses.host` in `b`)
+    /// and a route to the other's address through the link. Whatever fails undoes what
+    /// was made; dropping the shell deletes the link namespace and so all of it.
+    pub fn between(run: u32, a: &str, b: &str, options: ShellOptions) -> Result<Self, NetlabError> {
+        for name in [a, b] {
+            if !Path::new("/var/run/netns").join(name).exists() {
+                return Err(NetlabError::NoNamespace(name.to_string()));
+            }
+        }
+        if a == b {
+            return Err(NetlabError::Emulator(format!("a link between {a} and itself")));
+        }
+        let addresses = ShellAddresses::of(run);
+        let leftovers = Leftovers::of_between(run);
+        // Owned: deleting it (also when a step below fails) deletes both veth pairs.
+        let link = Netns::create(&leftovers.netns[0])?;
+        let (a_ns, b_ns) = (Netns::named(a), Netns::named(b));
+        let iface = format!("bxl-{run}");
+        let x = addresses;
+        connect(&a_ns, &iface, &format!("{}/30", x.app), &link, LINK_TO_APP, &format!("{}/30", x.gateway))?;
+        connect(&b_ns, &iface, &format!("{}/30", x.host), &link, LINK_TO_HOST, &format!("{}/30", x.link_host_side))?;
+        a_ns.ip(&["route", "add", &format!("{}/32", x.host), "via", &x.gateway.to_string(), "dev", &iface])?;
+        b_ns.ip(&["route", "add", &format!("{}/32", x.app), "via", &x.link_host_side.to_string(), "dev", &iface])?;
+        for ns in [&a_ns, &b_ns] {
+            ns.ip(&["link", "set", "dev", &iface, "gso_max_segs", "1"])?;
+        }
+        let emulator = start_emulator(&link, (&a_ns, &iface), (&b_ns, &iface), options)?;
+        Ok(Self {
+            emulator: Some(emulator),
+            app: a_ns,
+            link,
+            addresses,
+            host_iface: iface,
+            leftovers: Leftovers { netns: Vec::new(), ..leftovers },
+            nat: false,
+        })
     }
 
     /// The emulator, while it runs.
@@ -274,6 +314,28 @@ impl Drop for LinkShell {
         // The namespaces delete themselves (owned handles); the rest is by name.
         Leftovers { netns: Vec::new(), ..self.leftovers.clone() }.remove();
     }
+}
+
+/// Starts the emulator in `link` between its two ends: `to-app`, whose peer is
+/// `robot`'s interface (the uplink's sender), and `to-host`, whose peer is `base`'s.
+fn start_emulator(
+    link: &Netns,
+    (robot, robot_iface): (&Netns, &str),
+    (base, base_iface): (&Netns, &str),
+    options: ShellOptions,
+) -> Result<LinkEmulator, NetlabError> {
+    let robot_side =
+        Port { iface: LINK_TO_APP.into(), mac: mac_of(link, LINK_TO_APP)?, peer_mac: mac_of(robot, robot_iface)? };
+    let base_side =
+        Port { iface: LINK_TO_HOST.into(), mac: mac_of(link, LINK_TO_HOST)?, peer_mac: mac_of(base, base_iface)? };
+    let config = EmulatorConfig {
+        uplink: options.uplink,
+        downlink: options.downlink,
+        timeline: options.timeline,
+        record_fates: options.record_fates,
+        ..EmulatorConfig::default()
+    };
+    LinkEmulator::start(link, robot_side, base_side, config)
 }
 
 fn link_name(ns: &Netns) -> &str {

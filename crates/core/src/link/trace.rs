@@ -286,6 +286,29 @@ mod tests {
         }
     }
 
+    /// The traces shipped in `examples/traces/` load, and are what their README says
+    /// they are (60 s, the mean rates it gives, the tunnel's outage).
+    #[test]
+    fn the_example_traces_are_what_their_readme_says() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/traces");
+        for (file, mean_mbps, silent) in [
+            ("lte-drive.up", 5.6, 0..=0),
+            ("evdo-drive.up", 0.9, 0..=0),
+            ("tunnel.up", 4.4, 5..=8),
+            ("handover.csv", 4.6, 0..=0),
+        ] {
+            let stats = DeliveryTrace::load(&dir.join(file)).unwrap_or_else(|e| panic!("{e}")).stats();
+            assert!((stats.duration_s - 60.0).abs() < 0.01, "{file}: {stats}");
+            assert!((stats.mean_mbps - mean_mbps).abs() < 0.05, "{file}: {stats}");
+            assert!(silent.contains(&stats.silent_seconds), "{file}: {stats}");
+        }
+        let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            assert!(name == "README.md" || readme.contains(&format!("`{name}`")), "{name} is not in the README");
+        }
+    }
+
     #[test]
     fn opportunities_repeat_shifted_by_the_last_timestamp() {
         let trace = DeliveryTrace::parse("0\n4\n10\n").unwrap();
