@@ -32,7 +32,10 @@
 //! could measure it was the link's jitter: it changes neither the hold nor when the
 //! next upward probe goes. On a
 //! *quiet* link (a token bucket, a fast wire: probes that barely wait) a probe ends
-//! at the first sign of a queue and one overdue answer is a queue. No answer for
+//! at the first sign of a queue, and what it sent beyond the rate it started from is
+//! given back at half that rate before it resumes (what it took from a token bucket,
+//! which critical messages would otherwise wait a packet's tokens for); there one
+//! overdue answer is a queue. No answer for
 //! [`SILENCE`] is a queue of unknown depth: the droppable lanes fall back to
 //! `min_rate`. cake-autorate cuts by a fixed factor on delay and climbs a few percent
 //! per 200 ms; measuring the capacity lets one step land at the link.
@@ -88,6 +91,11 @@ const DRAIN_AT_MOST: f64 = 0.5;
 const KNEE: f64 = 0.2;
 /// …then, if no queue showed within `ramp_time`, doubles every this long.
 const FAST_DOUBLING: Duration = Duration::from_millis(150);
+/// What an upward probe took beyond the rate known good is given back at this fraction
+/// of that rate…
+const REPAY_AT: f64 = 0.5;
+/// …for at most this long.
+const MAX_REPAY: Duration = Duration::from_millis(500);
 /// A queue that measures the link this much faster than the last rate known good
 /// ends the doubling of the hold.
 const GREW: f64 = 1.2;
@@ -126,6 +134,18 @@ struct Episode {
     /// The hold and the end of the hold before this queue, restored if it proves to be
     /// the link's own jitter (see [`RateController::no_queue`]).
     hold_before: (Duration, Duration),
+    /// When the upward probe that built this queue started.
+    probe_since: Option<Duration>,
+}
+
+/// What an upward probe took beyond the rate known good, being given back before that
+/// rate resumes (see [`RateController::repay`]).
+#[derive(Clone, Copy, Debug)]
+struct Repay {
+    /// Until when the rate stays at [`REPAY_AT`] of `resume`.
+    until: Duration,
+    /// The rate known good, which resumes then.
+    resume: BitRate,
 }
 
 /// An upward probe in progress.
@@ -207,6 +227,8 @@ pub struct RateController {
     hold: Duration,
     /// Upward probing in progress: since when, and from which rate.
     ramp: Option<Ramp>,
+    /// An upward probe's borrowing being given back.
+    repay: Option<Repay>,
     /// When the probes go.
     schedule: ProbeSchedule,
     /// When the probes not answered yet went, oldest first: only a probe that was
@@ -234,6 +256,7 @@ impl RateController {
             last_queue_at: Duration::ZERO,
             hold: policy.probe_hold,
             ramp: None,
+            repay: None,
             schedule: ProbeSchedule::new(policy),
             unanswered: VecDeque::new(),
         }
@@ -458,7 +481,10 @@ impl RateController {
         // The last rate known not to build a queue: where a ramp started, if one
         // was probing upwards, else the rate in force.
         let ramp = self.ramp.take();
-        let before = ramp.map_or(self.rate, |r| r.from);
+        // While a probe's borrowing was being given back, the rate known good is the
+        // one that was to resume.
+        let repaid = self.repay.take().map(|r| r.resume);
+        let before = ramp.map(|r| r.from).or(repaid).unwrap_or(self.rate);
         let hold_before = (self.hold, self.hold_until);
         if self.episode.is_none() {
             // An upward probe that found the link where it was: wait twice as long
@@ -470,8 +496,13 @@ impl RateController {
         self.hold_until = now + self.hold;
         self.last_queue_at = now;
         let measured = self.measured_capacity();
-        let episode =
-            self.episode.get_or_insert(Episode { before, probed: ramp.is_some(), measured: None, hold_before });
+        let episode = self.episode.get_or_insert(Episode {
+            before,
+            probed: ramp.is_some(),
+            measured: None,
+            hold_before,
+            probe_since: ramp.map(|r| r.since),
+        });
         episode.measured = measured.or(episode.measured);
         // Until a train of busy answers measures the link, nothing but the lanes
         // never dropped: the link fell by an unknown factor (or the ramp passed
@@ -507,7 +538,17 @@ impl RateController {
                 self.hold = self.policy.probe_hold;
                 self.hold_until = now + self.hold;
             }
+            if let (Some(since), None, true) = (episode.probe_since, episode.measured, self.is_quiet()) {
+                return self.repay(now, since, resume);
+            }
             return self.set(resume);
+        }
+        if let Some(repay) = self.repay {
+            if now < repay.until {
+                return None;
+            }
+            self.repay = None;
+            return self.set(repay.resume);
         }
         // A link whose probes stop waiting has grown faster: the waits they met
         // were its packets' transmission (or its opportunities' spacing), which
@@ -540,6 +581,28 @@ impl RateController {
         let fast = now.saturating_sub(ramp.since).saturating_sub(knee_time);
         let doublings = fast.as_secs_f64() / FAST_DOUBLING.as_secs_f64() + if ramp.knee { 0.0 } else { 1.0 };
         self.set(start.scaled(2f64.powf(doublings)).min(ceiling))
+    }
+
+    /// An upward probe on a quiet link found it where it was, and its queue is gone:
+    /// before `resume` (the rate it started from) comes back, what the probe sent beyond
+    /// it since `since` is given back at [`REPAY_AT`] of it. On a wire that is nothing
+    /// (the queue's drain gave it back); on a token bucket it is what the probe took
+    /// from the bucket, which at `resume` would refill at only the headroom (7.5 KB at
+    /// 5 % of 1.5 Mbit/s: 0.8 s), and a critical message that meets an empty bucket
+    /// waits a packet's tokens behind any burst (8 ms): in the namespaces one to three
+    /// critical messages per probe.
+    fn repay(&mut self, now: Duration, since: Duration, resume: BitRate) -> Option<BitRate> {
+        let last = self.sent.back().copied();
+        let (Some(from), Some((polled, sent))) = (self.sent_bytes_at(since), last) else { return self.set(resume) };
+        let allowed = resume.bps() as f64 * self.headroom / 8.0 * polled.saturating_sub(since).as_secs_f64();
+        let borrowed = sent.saturating_sub(from) as f64 - allowed;
+        let giving_back = resume.bps() as f64 * self.headroom / 8.0 * (1.0 - REPAY_AT);
+        if borrowed <= 0.0 || giving_back <= 0.0 {
+            return self.set(resume);
+        }
+        let until = now + Duration::from_secs_f64(borrowed / giving_back).min(MAX_REPAY);
+        self.repay = Some(Repay { until, resume });
+        self.set(resume.scaled(REPAY_AT))
     }
 
     /// Whether the lanes sent, over the last [`ACHIEVED_WINDOW`], most of what the
@@ -824,6 +887,36 @@ mod tests {
         let (stopped, stalled) = first_rise(true);
         assert!(stopped, "the stall reads as a queue while it lasts");
         assert_eq!(stalled, clean, "the stall put the upward probe off (to 4.5 s)");
+    }
+
+    #[test]
+    fn an_upward_probe_that_found_a_token_bucket_gives_back_what_it_borrowed_before_resuming() {
+        // A quiet link (answers after 1 ms), the lanes sending all the rate allows
+        // (headroom 1); the first upward probe goes at 1 s. Its knee passes 300 ms
+        // unseen (a token bucket emptying), then two answers wait 2 ms (a queue, over
+        // half the threshold), then none waits again.
+        let mut c = RateController::new(&policy());
+        let (mut bytes, mut log) = (0u64, Vec::new());
+        for t in (0..2_000u64).step_by(10) {
+            bytes += c.rate().bps() / 800;
+            c.on_sent(at(t), bytes);
+            assert!(c.probe_due(at(t)));
+            let queued = c.ramp.is_some_and(|r| t >= r.since.as_millis() as u64 + 300) || c.episode.is_some();
+            let wait = if queued && log.iter().filter(|(_, _, q)| *q).count() < 2 { 3 * MS } else { MS };
+            c.on_answer(at(t), at(t) + wait);
+            c.on_tick(at(t) + wait);
+            log.push((t, c.rate(), queued && wait > MS));
+        }
+        let from = policy().base_rate;
+        let knee = log.iter().find(|(_, r, _)| *r > from).expect("an upward probe").0;
+        let resumed = log.iter().rev().take_while(|(_, r, _)| *r == from).last().expect("resumed").0;
+        let repaying: Vec<u64> = log.iter().filter(|(_, r, _)| *r == from.scaled(REPAY_AT)).map(|e| e.0).collect();
+        // Borrowed: 20 % of the rate for ~300 ms, less what the 10-20 ms drain at half
+        // the rate gave back; given back at half the rate: 100-120 ms.
+        let (first, last) = (repaying[0], *repaying.last().unwrap());
+        assert!((1_000..1_020).contains(&knee), "the knee at {knee} ms");
+        assert!(last - first >= 90 && last - first <= 140, "giving back from {first} to {last} ms: {log:?}");
+        assert_eq!(resumed, last + 10, "then the rate known good: {log:?}");
     }
 
     #[test]
