@@ -3,16 +3,21 @@
 
 use std::io::{Read, Write};
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
+use bauxite_core::figures::{BIN_NS, LinkFacts};
 use bauxite_core::link::{DeliveryTrace, LinkConfig, Timeline, load_link};
-use bauxite_netlab::shell::{Leftovers, LinkShell, ShellOptions, write_record};
+use bauxite_netlab::emulator::{Direction, EmulatorReport};
+use bauxite_netlab::shell::{FateLog, Leftovers, LinkInterval, LinkShell, ShellOptions, intervals, write_record};
 use bauxite_sys::ChildGuard;
+use bauxite_telemetry::Recorder;
+use bauxite_telemetry::foxglove::{Panel, layout};
+use bauxite_telemetry::messages::topic;
 use clap::{Args, Subcommand};
 
 /// How long the command gets after SIGTERM (forwarded from `bauxite link`) before SIGKILL.
@@ -52,7 +57,9 @@ struct RunArgs {
     /// Changes to the uplink at given times (YAML, as `demo --timeline` takes them).
     #[arg(long, value_name = "FILE")]
     timeline: Option<PathBuf>,
-    /// Write every packet's fate (`fates.csv`) and the link's figures (`summary.json`) here.
+    /// Write every packet's fate (`fates.csv`), the link's figures (`summary.json`), and
+    /// per 100 ms each direction's capacity, throughput, queue delay and drops
+    /// (`link.mcap`, with `foxglove_layout.json` to view it in Foxglove) here.
     #[arg(long, value_name = "DIR")]
     record: Option<PathBuf>,
     /// Run the command as root even under sudo (by default it runs as the user who ran sudo).
@@ -125,11 +132,19 @@ fn run_behind_link(run: RunArgs) -> Result<ExitCode> {
     bauxite_shaper::daemon::require_root("`bauxite link` builds network namespaces")?;
     let stop = crate::stop_on_signals()?;
     let timed = !timeline.steps.is_empty();
+    let (fate_log, fates) = match run.record {
+        Some(_) => {
+            let (sender, receiver) = std::sync::mpsc::channel();
+            (Some(sender), Some(receiver))
+        }
+        None => (None, None),
+    };
     let options = ShellOptions {
         uplink: uplink.clone(),
         downlink: downlink.clone(),
-        timeline,
+        timeline: timeline.clone(),
         record_fates: run.record.is_some(),
+        fate_log,
     };
     let run_id = std::process::id();
     let between = run.between.as_deref();
@@ -146,6 +161,15 @@ fn run_behind_link(run: RunArgs) -> Result<ExitCode> {
             finish_reaper(reaper);
             return Err(e).context("building the link");
         }
+    };
+    // The fates go to disk while the link runs: a SIGKILL loses a tenth of a second of them.
+    let fate_log = match (&run.record, fates, shell.emulator()) {
+        (Some(dir), Some(fates), Some(emulator)) => {
+            let path = dir.join("fates.csv");
+            let log = std::fs::create_dir_all(dir).and_then(|()| FateLog::start(&path, emulator.start_ns(), fates));
+            Some(log.with_context(|| format!("--record: writing {}", path.display()))?)
+        }
+        _ => None,
     };
     let a = shell.addresses;
     let status = match between {
@@ -181,9 +205,14 @@ fn run_behind_link(run: RunArgs) -> Result<ExitCode> {
     let report = shell.stop().context("stopping the link");
     finish_reaper(reaper);
     let (status, report) = (status?, report?);
+    if let Some(log) = fate_log {
+        log.finish().context("--record: writing fates.csv")?;
+    }
     if let Some(dir) = &run.record {
         let summary = write_record(dir, &report, until_ns, [&uplink, &downlink], timed)
             .with_context(|| format!("--record: writing {}", dir.display()))?;
+        write_link_mcap(dir, &report, until_ns, (&uplink, &timeline), &downlink)
+            .with_context(|| format!("--record: writing {}", dir.join("link.mcap").display()))?;
         eprintln!(
             "bauxite link: uplink {:.3} Mbit/s, downlink {:.3} Mbit/s delivered; record in {}",
             summary.uplink.delivered_mbps,
@@ -192,6 +221,50 @@ fn run_behind_link(run: RunArgs) -> Result<ExitCode> {
         );
     }
     Ok(exit_code_of(status))
+}
+
+/// `--record`'s `link.mcap`: each direction's [`LinkInterval`] per 100 ms on
+/// `/bauxite/link/{uplink,downlink}/interval` (capacity, delivered, queue delay, drops),
+/// stamped from the link's start; and `foxglove_layout.json`, which plots them.
+fn write_link_mcap(
+    dir: &Path,
+    report: &EmulatorReport,
+    until_ns: u64,
+    (uplink, timeline): (&LinkConfig, &Timeline),
+    downlink: &LinkConfig,
+) -> Result<()> {
+    let duration_ns = until_ns.saturating_sub(report.start_ns);
+    let mut recorder = Recorder::create(&dir.join("link.mcap"))?;
+    let mut columns = Vec::new();
+    let steady = Timeline::default();
+    for (name, direction, config, timeline) in
+        [("uplink", Direction::Uplink, uplink, timeline), ("downlink", Direction::Downlink, downlink, &steady)]
+    {
+        let capacity = LinkFacts::of(config, timeline, duration_ns).capacity_bytes;
+        let topic = topic("link", &format!("{name}/interval"));
+        let channel = recorder.channel::<LinkInterval>(&topic)?;
+        for (i, interval) in intervals(report, until_ns, direction, &capacity).iter().enumerate() {
+            recorder.write(channel, (i as u64 + 1) * BIN_NS, interval)?;
+        }
+        let paths = |fields: &[&str]| fields.iter().map(|f| format!("{topic}.{f}")).collect();
+        columns.push(vec![
+            Panel::Plot {
+                title: format!("{name}: capacity and delivered, Mbit/s"),
+                paths: paths(&["capacity_mbps", "delivered_mbps"]),
+            },
+            Panel::Plot {
+                title: format!("{name}: queue delay, ms"),
+                paths: paths(&["queue_delay_p50_ms", "queue_delay_max_ms"]),
+            },
+            Panel::Plot {
+                title: format!("{name}: packets per 100 ms"),
+                paths: paths(&["arrived", "queue_full", "lost"]),
+            },
+        ]);
+    }
+    recorder.finish()?;
+    std::fs::write(dir.join("foxglove_layout.json"), serde_json::to_string_pretty(&layout(&columns))? + "\n")?;
+    Ok(())
 }
 
 /// The command in the app namespace (`ip netns exec`), as the sudo user unless

@@ -130,20 +130,49 @@ fn a_command_reaches_the_host_through_a_constant_rate_link_and_nothing_is_left()
     let fates = std::fs::read_to_string(record.join("fates.csv")).unwrap();
     let rows = fates.lines().skip(1).filter(|l| l.starts_with("up,")).count() as u64;
     assert_eq!(rows, up["arrived"].as_u64().unwrap(), "one fate per packet that reached the uplink");
+    // link.mcap: a message per 100 ms per direction, whose counts add up to the summary's,
+    // the capacity the link's, the busy seconds' throughput near it; the layout plots
+    // only fields the recording has.
+    let recording = bauxite_telemetry::read(&record.join("link.mcap")).expect("link.mcap reads");
+    assert_eq!(recording.damage, None);
+    let intervals: Vec<&serde_json::Value> = recording.on("/bauxite/link/uplink/interval").map(|m| &m.value).collect();
+    assert!(intervals.len() >= 30, "{} uplink intervals in a run of over 3 s", intervals.len());
+    let sum = |field: &str| intervals.iter().map(|i| i[field].as_u64().unwrap()).sum::<u64>();
+    // (Whole bins only: the last tenth of a second may hold a few packets more.)
+    let arrived = up["arrived"].as_u64().unwrap();
+    assert!(sum("arrived") <= arrived && sum("arrived") + 60 >= arrived, "{} of {summary}", sum("arrived"));
+    assert!(sum("queue_full") + sum("lost") <= up["queue_full"].as_u64().unwrap() + up["lost"].as_u64().unwrap());
+    let capacities: Vec<f64> = intervals.iter().map(|i| i["capacity_mbps"].as_f64().unwrap()).collect();
+    assert!(capacities.iter().all(|c| (c - 4.0).abs() < 1e-9), "a constant 4 Mbit/s: {capacities:?}");
+    let busy = intervals.iter().filter(|i| i["delivered_mbps"].as_f64().unwrap() > 3.6).count();
+    assert!(busy >= 20, "only {busy} intervals near 4 Mbit/s of {}", intervals.len());
+    assert!(recording.on("/bauxite/link/downlink/interval").all(|m| m.value["capacity_mbps"].is_null()));
+    let layout = std::fs::read_to_string(record.join("foxglove_layout.json")).unwrap();
+    for path in layout.split('"').filter(|p| p.starts_with("/bauxite/")) {
+        let (topic, field) = path.rsplit_once('.').expect("topic.field");
+        assert!(recording.on(topic).next().is_some_and(|m| m.value.get(field).is_some()), "{path} is not recorded");
+    }
     std::fs::remove_dir_all(&record).ok();
     assert_eq!(wait_clean(&host), Vec::<String>::new(), "left behind after the command ended");
 }
 
 /// SIGKILL to `bauxite link` itself: its reaper removes the namespaces, the host's
-/// interface, the NAT table, and switches forwarding back off.
+/// interface, the NAT table, and switches forwarding back off; the record's fates up
+/// to its last flush (a tenth of a second) are on disk, whole lines.
 #[test]
-fn a_sigkilled_link_leaves_nothing_behind() {
-    if !root_or_skip("a_sigkilled_link_leaves_nothing_behind") {
+fn a_sigkilled_link_leaves_nothing_behind_but_its_record() {
+    if !root_or_skip("a_sigkilled_link_leaves_nothing_behind_but_its_record") {
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let host = host();
-    let child = host.0.command(BIN, &["link", "--up", "rate=1mbit", "--as-root", "--", "sleep", "3"]).spawn().unwrap();
+    let record = std::env::temp_dir().join(unique_name("killed-record"));
+    // 100 datagrams a second for 3 s (the command outlives the kill by that much at most).
+    let sender = "import os, socket, time\n\
+         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n\
+         for _ in range(300): s.sendto(b'x' * 100, (os.environ['BAUXITE_LINK_HOST'], 9)); time.sleep(0.01)\n";
+    let args = ["link", "--up", "rate=1mbit", "--as-root", "--record", record.to_str().unwrap(), "--", "python3", "-c"];
+    let child = host.0.command(BIN, &args).arg(sender).spawn().unwrap();
     let mut link = ChildGuard::new(child, Duration::from_secs(5));
     let deadline = Instant::now() + Duration::from_secs(20);
     while leftovers(&host).iter().all(|l| !l.contains("bauxite_link")) {
@@ -151,8 +180,19 @@ fn a_sigkilled_link_leaves_nothing_behind() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(!leftovers(&host).is_empty());
+    // About a second of datagrams (python starts in about 0.1 s on an idle machine).
+    std::thread::sleep(Duration::from_millis(1_500));
     link.kill().unwrap();
     assert_eq!(wait_clean(&host), Vec::<String>::new(), "left behind by a SIGKILLed bauxite link");
+    let fates = std::fs::read_to_string(record.join("fates.csv")).expect("fates.csv survives the kill");
+    std::fs::remove_dir_all(&record).ok();
+    let mut lines = fates.lines();
+    assert_eq!(lines.next(), Some("direction,arrived_ns,len,fate,departed_ns,delivered_ns,sent_ns"));
+    let rows: Vec<&str> = lines.collect();
+    // At least 20 of the ~100 sent before the kill, even on a loaded machine (the
+    // flush is every 0.1 s; python may take most of a second to start there).
+    assert!(rows.len() >= 20, "{} fates on disk:\n{fates}", rows.len());
+    assert!(fates.ends_with('\n') && rows.iter().all(|r| r.split(',').count() == 7), "{fates}");
 }
 
 /// A bad SPEC or trace is refused, naming the key or the file and line, before
@@ -244,4 +284,66 @@ fn a_link_between_two_namespaces_carries_their_traffic_and_leaves_them_as_they_w
     let out = out.unwrap();
     assert!(!out.status.success() && text(&out).contains("no network namespace bx-no-such-ns"), "{}", text(&out));
     assert!(!Netns::current().ip(&["netns", "list"]).unwrap().lines().any(|l| l.starts_with("bxl-")));
+}
+
+/// `--record`'s fates are the model's: a UDP flood at 6 Mbit/s into a lossy 4 Mbit/s
+/// link with a small buffer (so every kind of fate occurs), and the recorded arrivals
+/// replayed offline through a fresh model of the same SPEC give every packet the same
+/// fate, departure and delivery, to the nanosecond.
+#[test]
+fn the_record_is_what_the_model_gives_the_same_arrivals_offline() {
+    use bauxite_core::link::{Admission, LinkModel, load_link};
+    if !root_or_skip("the_record_is_what_the_model_gives_the_same_arrivals_offline") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let host = host();
+    let spec = "rate=4mbit,queue=20kb,loss=3%,seed=11,delay=5ms,jitter=2ms";
+    let flood = "import os, socket, time\n\
+         s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); t = time.time(); n = 0\n\
+         while time.time() - t < 2:\n\
+         \x20   s.sendto(b'x' * 1200, (os.environ['BAUXITE_LINK_HOST'], 9)); n += 1\n\
+         \x20   time.sleep(max(0, t + n * 1228 * 8 / 6e6 - time.time()))\n";
+    let record = std::env::temp_dir().join(unique_name("link-replay"));
+    let out = host
+        .0
+        .command(BIN, &["link", "--up", spec, "--as-root", "--record", record.to_str().unwrap(), "--", "python3", "-c"])
+        .arg(flood)
+        .output()
+        .expect("run bauxite link");
+    assert!(out.status.success(), "{}", text(&out));
+    let fates = std::fs::read_to_string(record.join("fates.csv")).unwrap();
+    std::fs::remove_dir_all(&record).ok();
+    // direction,arrived_ns,len,fate,departed_ns,delivered_ns,sent_ns
+    // (In the order their fates became known: the model takes them in the order they came.)
+    let mut rows: Vec<Vec<&str>> =
+        fates.lines().skip(1).map(|l| l.split(',').collect()).filter(|r: &Vec<&str>| r[0] == "up").collect();
+    rows.sort_by_key(|r| r[1].parse::<u64>().unwrap());
+    let count = |fate: &str| rows.iter().filter(|r| r[3] == fate).count();
+    assert!(count("queue_full") > 20 && count("lost") > 5 && count("delivered") > 500, "{fates:.300}");
+    let (_, config, _) = load_link(spec, None).unwrap();
+    let mut model = LinkModel::new(&config, 0);
+    let num = |s: &str| s.parse::<u64>().unwrap();
+    let mut expected = Vec::new();
+    for (token, row) in rows.iter().enumerate() {
+        let admitted = model.enqueue(num(row[1]), token as u64, num(row[2]) as u32);
+        assert_eq!(admitted == Admission::QueueFull, row[3] == "queue_full", "packet {token}: {row:?}");
+        model.poll(num(row[1]), &mut expected);
+    }
+    model.poll(u64::MAX / 2, &mut expected);
+    let mut compared = 0;
+    for outcome in expected {
+        let row = &rows[outcome.token as usize];
+        match (row[3], outcome.delivered_ns) {
+            ("in_flight", _) => continue, // the link stopped before the model's outcome for it
+            ("lost", None) => assert_eq!(num(row[4]), outcome.departed_ns, "packet {}: {row:?}", outcome.token),
+            ("delivered", Some(delivered)) => {
+                assert_eq!((num(row[4]), num(row[5])), (outcome.departed_ns, delivered), "packet {}", outcome.token)
+            }
+            (fate, model) => panic!("packet {}: recorded {fate}, the model says delivered at {model:?}", outcome.token),
+        }
+        compared += 1;
+    }
+    assert!(compared > 500, "{compared} fates compared");
+    assert_eq!(wait_clean(&host), Vec::<String>::new());
 }

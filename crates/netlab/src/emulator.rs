@@ -167,6 +167,10 @@ pub struct EmulatorConfig {
     pub timeline: Timeline,
     /// Keep every packet's fate in the report.
     pub record_fates: bool,
+    /// Also send every packet's fate here as it becomes known (for a record written
+    /// while the link runs, [`crate::shell::FateLog`]); the sender is dropped when the
+    /// emulator stops.
+    pub fate_log: Option<Sender<PacketFate>>,
     /// Route IPv4 (the default) or bridge every frame.
     pub forwarding: Forwarding,
 }
@@ -280,6 +284,7 @@ struct Emulator {
     next_token: u64,
     report: EmulatorReport,
     record: bool,
+    fate_log: Option<Sender<PacketFate>>,
     timeline: Timeline,
     /// Timeline steps applied so far.
     applied: usize,
@@ -299,6 +304,7 @@ impl Emulator {
             next_token: 0,
             report: EmulatorReport { start_ns, ..EmulatorReport::default() },
             record: config.record_fates,
+            fate_log: config.fate_log,
             timeline: config.timeline,
             applied: 0,
             outcomes: Vec::new(),
@@ -458,6 +464,10 @@ impl Emulator {
     fn record_fate(&mut self, fate: PacketFate) {
         if self.record {
             self.report.fates.push(fate);
+        }
+        if let Some(log) = &self.fate_log {
+            // A log whose reader is gone is simply not written.
+            let _ = log.send(fate);
         }
     }
 }

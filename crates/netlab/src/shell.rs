@@ -36,12 +36,17 @@
 use std::io::Write;
 use std::net::Ipv4Addr;
 use std::path::Path;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::time::{Duration, Instant};
 
+use bauxite_core::figures::BIN_NS;
 use bauxite_core::link::{LinkConfig, LinkRate, OPPORTUNITY_BYTES, Timeline};
 use bauxite_sys::Netns;
 
 use crate::NetlabError;
-use crate::emulator::{Direction, DirectionCounters, EmulatorConfig, EmulatorReport, Fate, LinkEmulator, Port};
+use crate::emulator::{
+    Direction, DirectionCounters, EmulatorConfig, EmulatorReport, Fate, LinkEmulator, PacketFate, Port,
+};
 use crate::testbed::mac_of;
 use crate::veth::connect;
 
@@ -62,6 +67,8 @@ pub struct ShellOptions {
     pub timeline: Timeline,
     /// Keep every packet's fate (for `--record`).
     pub record_fates: bool,
+    /// Send every packet's fate here too, as it becomes known ([`FateLog`]).
+    pub fate_log: Option<Sender<PacketFate>>,
 }
 
 /// The addresses of one run: a /29 of 100.64.0.0/10.
@@ -333,6 +340,7 @@ fn start_emulator(
         downlink: options.downlink,
         timeline: options.timeline,
         record_fates: options.record_fates,
+        fate_log: options.fate_log,
         ..EmulatorConfig::default()
     };
     LinkEmulator::start(link, robot_side, base_side, config)
@@ -392,6 +400,10 @@ pub struct DirectionSummary {
     /// Each packet's wait from its arrival to its departure from the bottleneck
     /// (queue and transmission), in ms: p50, p95, p99 (`null` without packets).
     pub queue_delay_ms: Option<[f64; 3]>,
+    /// The emulator's own lateness: how long after the model's delivery time each
+    /// delivered packet was actually sent on, in ms: p50, p99, max (`null` without
+    /// packets). What the emulator adds to the link it emulates.
+    pub emulator_late_ms: Option<[f64; 3]>,
 }
 
 /// `summary.json` of `bauxite link --record`.
@@ -407,9 +419,79 @@ pub struct RecordSummary {
     pub realtime: bool,
 }
 
-/// Writes `fates.csv` (every packet's fate, ns from the emulator's start) and
-/// `summary.json` into `dir`, for a link that ran until `until_ns` with `uplink` and
-/// `downlink` (a `timeline` that changed the uplink makes its capacity unknown).
+/// The header of `fates.csv`.
+const FATES_HEADER: &str = "direction,arrived_ns,len,fate,departed_ns,delivered_ns,sent_ns";
+/// How often [`FateLog`] flushes what it wrote: a killed run loses at most this much.
+const FATE_LOG_FLUSH: Duration = Duration::from_millis(100);
+
+/// `fates.csv` written while the link runs: every packet's fate as the emulator
+/// learns it (times in ns from the emulator's start), flushed every [`FATE_LOG_FLUSH`],
+/// so that a `bauxite link` killed with SIGKILL leaves the record up to its last
+/// tenth of a second. It ends when the emulator (the sender) stops.
+pub struct FateLog {
+    thread: std::thread::JoinHandle<std::io::Result<u64>>,
+}
+
+impl FateLog {
+    /// Creates `path` (with its header, on disk at once) and writes the fates that
+    /// come on `fates` from a thread of its own.
+    pub fn start(path: &Path, start_ns: u64, fates: Receiver<PacketFate>) -> std::io::Result<Self> {
+        let file = std::fs::File::create(path)?;
+        let mut csv = std::io::BufWriter::new(file);
+        writeln!(csv, "{FATES_HEADER}")?;
+        csv.flush()?;
+        let thread = std::thread::spawn(move || {
+            let (mut rows, mut flushed) = (0u64, Instant::now());
+            loop {
+                match fates.recv_timeout(FATE_LOG_FLUSH) {
+                    Ok(fate) => {
+                        // One write per line: a flush of the buffer (when it fills)
+                        // then never splits a line, so a killed run leaves whole ones.
+                        csv.write_all(format!("{}\n", fate_row(&fate, start_ns)).as_bytes())?;
+                        rows += 1;
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => break,
+                }
+                if flushed.elapsed() >= FATE_LOG_FLUSH {
+                    csv.flush()?;
+                    flushed = Instant::now();
+                }
+            }
+            csv.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            Ok(rows)
+        });
+        Ok(Self { thread })
+    }
+
+    /// Waits until the emulator has stopped and every fate is on disk; returns how many.
+    pub fn finish(self) -> std::io::Result<u64> {
+        self.thread.join().map_err(|_| std::io::Error::other("the fate log's thread panicked"))?
+    }
+}
+
+/// One row of `fates.csv`.
+fn fate_row(f: &PacketFate, start_ns: u64) -> String {
+    let since = |t: u64| t.saturating_sub(start_ns).to_string();
+    let direction = match f.direction {
+        Direction::Uplink => "up",
+        Direction::Downlink => "down",
+    };
+    let (fate, departed, delivered, sent) = match f.fate {
+        Fate::QueueFull => ("queue_full", String::new(), String::new(), String::new()),
+        Fate::Lost { departed_ns } => ("lost", since(departed_ns), String::new(), String::new()),
+        Fate::Delivered { departed_ns, delivered_ns, sent_ns } => {
+            ("delivered", since(departed_ns), since(delivered_ns), since(sent_ns))
+        }
+        Fate::InFlight => ("in_flight", String::new(), String::new(), String::new()),
+        Fate::TtlExpired => ("ttl_expired", String::new(), String::new(), String::new()),
+    };
+    format!("{direction},{},{},{fate},{departed},{delivered},{sent}", since(f.arrived_ns), f.len)
+}
+
+/// Writes `summary.json` into `dir` (where a [`FateLog`] wrote `fates.csv`), for a
+/// link that ran until `until_ns` with `uplink` and `downlink` (a `timeline` that
+/// changed the uplink makes its capacity unknown).
 pub fn write_record(
     dir: &Path,
     report: &EmulatorReport,
@@ -417,28 +499,7 @@ pub fn write_record(
     [uplink, downlink]: [&LinkConfig; 2],
     uplink_changed: bool,
 ) -> std::io::Result<RecordSummary> {
-    std::fs::create_dir_all(dir)?;
     let start = report.start_ns;
-    let mut csv = std::io::BufWriter::new(std::fs::File::create(dir.join("fates.csv"))?);
-    writeln!(csv, "direction,arrived_ns,len,fate,departed_ns,delivered_ns,sent_ns")?;
-    let since = |t: u64| t.saturating_sub(start).to_string();
-    for f in &report.fates {
-        let direction = match f.direction {
-            Direction::Uplink => "up",
-            Direction::Downlink => "down",
-        };
-        let (fate, departed, delivered, sent) = match f.fate {
-            Fate::QueueFull => ("queue_full", String::new(), String::new(), String::new()),
-            Fate::Lost { departed_ns } => ("lost", since(departed_ns), String::new(), String::new()),
-            Fate::Delivered { departed_ns, delivered_ns, sent_ns } => {
-                ("delivered", since(departed_ns), since(delivered_ns), since(sent_ns))
-            }
-            Fate::InFlight => ("in_flight", String::new(), String::new(), String::new()),
-            Fate::TtlExpired => ("ttl_expired", String::new(), String::new(), String::new()),
-        };
-        writeln!(csv, "{direction},{},{},{fate},{departed},{delivered},{sent}", since(f.arrived_ns), f.len)?;
-    }
-    csv.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     let duration_ns = until_ns.saturating_sub(start).max(1);
     let direction = |which, counters: &DirectionCounters, config: &LinkConfig, changed: bool| {
         let delivered_mbps = counters.delivered_bytes as f64 * 8.0 / (duration_ns as f64 / 1e9) / 1e6;
@@ -452,6 +513,15 @@ pub fn write_record(
             })
             .collect();
         let queue_delay = bauxite_core::stats::Summary::of(&waits);
+        let late: Vec<f64> = (report.fates.iter().filter(|f| f.direction == which))
+            .filter_map(|f| match f.fate {
+                Fate::Delivered { delivered_ns, sent_ns, .. } => {
+                    Some(sent_ns.saturating_sub(delivered_ns) as f64 / 1e6)
+                }
+                _ => None,
+            })
+            .collect();
+        let late = bauxite_core::stats::Summary::of(&late);
         DirectionSummary {
             arrived: counters.arrived,
             delivered: counters.delivered,
@@ -461,6 +531,7 @@ pub fn write_record(
             capacity_mbps,
             utilisation: capacity_mbps.filter(|&c| c > 0.0).map(|c| delivered_mbps / c),
             queue_delay_ms: (queue_delay.count > 0).then_some([queue_delay.p50, queue_delay.p95, queue_delay.p99]),
+            emulator_late_ms: (late.count > 0).then_some([late.p50, late.p99, late.max]),
         }
     };
     let summary = RecordSummary {
@@ -472,6 +543,92 @@ pub fn write_record(
     let json = serde_json::to_string_pretty(&summary).map_err(std::io::Error::other)?;
     std::fs::write(dir.join("summary.json"), json + "\n")?;
     Ok(summary)
+}
+
+/// One direction of the link over one [`BIN_NS`] bin of a run: a message of
+/// `bauxite link --record`'s `link.mcap`, stamped with the bin's end (ns from the
+/// emulator's start).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct LinkInterval {
+    /// The capacity the link offered in the bin, Mbit/s (`null` where unlimited).
+    pub capacity_mbps: Option<f64>,
+    /// What it delivered in the bin (link size: IPv4 length + 4), Mbit/s.
+    pub delivered_mbps: f64,
+    /// The median wait (queue and transmission) of the packets that left the
+    /// bottleneck in the bin, ms (`null` without any).
+    pub queue_delay_p50_ms: Option<f64>,
+    /// …and the longest.
+    pub queue_delay_max_ms: Option<f64>,
+    /// Packets that reached the link in the bin.
+    pub arrived: u64,
+    /// Of those, refused by the full queue.
+    pub queue_full: u64,
+    /// Packets lost on the link, in the bin they left the bottleneck.
+    pub lost: u64,
+}
+
+/// `direction`'s [`LinkInterval`]s from the emulator's start to the last whole bin
+/// before `until_ns`, with the
+/// capacity per bin in bytes (`bauxite_core::figures::LinkFacts::capacity_bytes`:
+/// infinite where unlimited; bins beyond it unknown).
+pub fn intervals(
+    report: &EmulatorReport,
+    until_ns: u64,
+    direction: Direction,
+    capacity_bytes: &[f64],
+) -> Vec<LinkInterval> {
+    // Whole bins only: a last partial one would read as a fall of the rates.
+    let bins = (until_ns.saturating_sub(report.start_ns) / BIN_NS) as usize;
+    let bin_of = |t: u64| (t.saturating_sub(report.start_ns) / BIN_NS) as usize;
+    let mut delivered = vec![0u64; bins];
+    let mut waits = vec![Vec::new(); bins];
+    let mut arrived = vec![0u64; bins];
+    let mut queue_full = vec![0u64; bins];
+    let mut lost = vec![0u64; bins];
+    for f in report.fates.iter().filter(|f| f.direction == direction) {
+        if let Some(n) = arrived.get_mut(bin_of(f.arrived_ns)) {
+            *n += 1;
+        }
+        let departed = match f.fate {
+            Fate::QueueFull => {
+                if let Some(n) = queue_full.get_mut(bin_of(f.arrived_ns)) {
+                    *n += 1;
+                }
+                continue;
+            }
+            Fate::Lost { departed_ns } => {
+                if let Some(n) = lost.get_mut(bin_of(departed_ns)) {
+                    *n += 1;
+                }
+                departed_ns
+            }
+            Fate::Delivered { departed_ns, .. } => {
+                if let Some(bytes) = delivered.get_mut(bin_of(departed_ns)) {
+                    *bytes += u64::from(f.len);
+                }
+                departed_ns
+            }
+            Fate::InFlight | Fate::TtlExpired => continue,
+        };
+        if let Some(w) = waits.get_mut(bin_of(departed)) {
+            w.push(departed.saturating_sub(f.arrived_ns) as f64 / 1e6);
+        }
+    }
+    let mbps = |bytes: f64| bytes * 8.0 / (BIN_NS as f64 / 1e9) / 1e6;
+    (0..bins)
+        .map(|i| {
+            let wait = bauxite_core::stats::Summary::of(&waits[i]);
+            LinkInterval {
+                capacity_mbps: capacity_bytes.get(i).filter(|c| c.is_finite()).map(|&c| mbps(c)),
+                delivered_mbps: mbps(delivered[i] as f64),
+                queue_delay_p50_ms: (wait.count > 0).then_some(wait.p50),
+                queue_delay_max_ms: (wait.count > 0).then_some(wait.max),
+                arrived: arrived[i],
+                queue_full: queue_full[i],
+                lost: lost[i],
+            }
+        })
+        .collect()
 }
 
 /// The capacity `config` offers over its first `duration_ns`, in Mbit/s.
