@@ -67,10 +67,11 @@ struct RunArgs {
     as_root: bool,
     /// Put the link between two network namespaces that exist (`ip netns add`), NS_A
     /// sending the uplink, for test beds: each gets an interface `bxl-PID`, an address
-    /// and a route to the other's through the link, and nothing else changes. The
-    /// command, if any, runs in this namespace (with `BAUXITE_LINK_A` and
-    /// `BAUXITE_LINK_B` naming the two addresses); without one the link lasts until
-    /// Ctrl-C or SIGTERM.
+    /// and a route to the other's through the link, and nothing else changes. Or
+    /// between two interfaces of this namespace that hold no address: every frame is
+    /// bridged through the link, and nothing is made. The command, if any, runs in
+    /// this namespace (with `BAUXITE_LINK_A` and `BAUXITE_LINK_B` naming the two
+    /// namespaces' addresses); without one the link lasts until Ctrl-C or SIGTERM.
     #[arg(long, num_args = 2, value_names = ["NS_A", "NS_B"])]
     between: Option<Vec<String>>,
     /// The command and its arguments (after `--`); `$SHELL` if none (with `--between`: none).
@@ -174,7 +175,11 @@ fn run_behind_link(run: RunArgs) -> Result<ExitCode> {
     let a = shell.addresses;
     let status = match between {
         Some([ns_a, ns_b]) => {
-            eprintln!("bauxite link: {ns_a} at {} and {ns_b} at {}, {ns_a} sending the uplink", a.app, a.host);
+            if shell.app.name().is_none() {
+                eprintln!("bauxite link: bridging interfaces {ns_a} and {ns_b}, {ns_a} sending the uplink");
+            } else {
+                eprintln!("bauxite link: {ns_a} at {} and {ns_b} at {}, {ns_a} sending the uplink", a.app, a.host);
+            }
             if run.command.is_empty() {
                 while !stop.load(Ordering::Relaxed) {
                     std::thread::sleep(Duration::from_millis(50));

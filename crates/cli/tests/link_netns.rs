@@ -60,6 +60,37 @@ fn wait_clean(host: &(Netns, String)) -> Vec<String> {
     }
 }
 
+/// A TCP server on `addr`:9000 in `ns` that counts what one client sends until it shuts
+/// its side, answers the count, and returns the throughput (bit/s) from the first byte.
+fn tcp_sink(ns: &Netns, addr: Ipv4Addr) -> std::thread::JoinHandle<f64> {
+    let listener = ns.run(move || TcpListener::bind((addr, 9000)).expect("bind the server"));
+    std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().expect("the client connects");
+        let (mut buf, mut bytes, mut first, mut last) = (vec![0u8; 65536], 0usize, None, Instant::now());
+        loop {
+            let n = conn.read(&mut buf).expect("read");
+            if n == 0 {
+                break;
+            }
+            first.get_or_insert_with(Instant::now);
+            (bytes, last) = (bytes + n, Instant::now());
+        }
+        conn.write_all(format!("{bytes}\n").as_bytes()).unwrap();
+        bytes as f64 * 8.0 / last.duration_since(first.expect("bytes came")).as_secs_f64()
+    })
+}
+
+/// A Python client that sends TCP to `$TARGET`:9000 (an environment variable) for
+/// 3 s, then prints the server's count.
+fn tcp_client(target: &str) -> String {
+    format!(
+        "import os, socket, time\n\
+         s = socket.create_connection((os.environ['{target}'], 9000)); t = time.time()\n\
+         while time.time() - t < 3: s.sendall(b'x' * 16384)\n\
+         s.shutdown(socket.SHUT_WR); print('server got', s.makefile().readline().strip())\n"
+    )
+}
+
 fn text(out: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))
 }
@@ -74,21 +105,7 @@ fn a_command_reaches_the_host_through_a_constant_rate_link_and_nothing_is_left()
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let host = host();
-    let listener = host.0.run(|| TcpListener::bind((SERVER, 9000)).expect("bind the server"));
-    let server = std::thread::spawn(move || {
-        let (mut conn, _) = listener.accept().expect("the command connects");
-        let (mut buf, mut bytes, mut first, mut last) = (vec![0u8; 65536], 0usize, None, Instant::now());
-        loop {
-            let n = conn.read(&mut buf).expect("read");
-            if n == 0 {
-                break;
-            }
-            first.get_or_insert_with(Instant::now);
-            (bytes, last) = (bytes + n, Instant::now());
-        }
-        conn.write_all(format!("{bytes}\n").as_bytes()).unwrap();
-        bytes as f64 * 8.0 / last.duration_since(first.expect("bytes came")).as_secs_f64()
-    });
+    let server = tcp_sink(&host.0, SERVER);
     let client = format!(
         "import socket, time\n\
          s = socket.create_connection(('{SERVER}', 9000)); t = time.time()\n\
@@ -237,30 +254,13 @@ fn a_link_between_two_namespaces_carries_their_traffic_and_leaves_them_as_they_w
     b.ip(&["addr", "add", "10.78.0.1/32", "dev", "lo"]).unwrap();
     let state = |ns: &Netns| (ns.ip(&["-o", "addr", "show"]).unwrap(), ns.ip(&["route", "show"]).unwrap());
     let before = (state(&a), state(&b));
-    let listener = b.run(|| TcpListener::bind((Ipv4Addr::UNSPECIFIED, 9000)).expect("bind the server in B"));
-    let server = std::thread::spawn(move || {
-        let (mut conn, _) = listener.accept().expect("A connects");
-        let (mut buf, mut bytes, mut first, mut last) = (vec![0u8; 65536], 0usize, None, Instant::now());
-        loop {
-            let n = conn.read(&mut buf).expect("read");
-            if n == 0 {
-                break;
-            }
-            first.get_or_insert_with(Instant::now);
-            (bytes, last) = (bytes + n, Instant::now());
-        }
-        conn.write_all(format!("{bytes}\n").as_bytes()).unwrap();
-        bytes as f64 * 8.0 / last.duration_since(first.expect("bytes came")).as_secs_f64()
-    });
-    let client = "import os, socket, time\n\
-         s = socket.create_connection((os.environ['BAUXITE_LINK_B'], 9000)); t = time.time()\n\
-         while time.time() - t < 3: s.sendall(b'x' * 16384)\n\
-         s.shutdown(socket.SHUT_WR); print('server got', s.makefile().readline().strip())\n";
+    let server = tcp_sink(&b, Ipv4Addr::UNSPECIFIED);
+    let client = tcp_client("BAUXITE_LINK_B");
     let record = std::env::temp_dir().join(unique_name("between-record"));
     let args = ["link", "--between", &a_name, &b_name, "--up", "rate=4mbit", "--down", "rate=20mbit", "--as-root"];
     let out = Command::new(BIN)
         .args(args)
-        .args(["--record", record.to_str().unwrap(), "--", "ip", "netns", "exec", &a_name, "python3", "-c", client])
+        .args(["--record", record.to_str().unwrap(), "--", "ip", "netns", "exec", &a_name, "python3", "-c", &client])
         .output()
         .expect("run bauxite link --between");
     assert!(out.status.success() && text(&out).contains("server got"), "{}", text(&out));
@@ -346,4 +346,61 @@ fn the_record_is_what_the_model_gives_the_same_arrivals_offline() {
     }
     assert!(compared > 500, "{compared} fates compared");
     assert_eq!(wait_clean(&host), Vec::<String>::new());
+}
+
+/// `--between IF_A IF_B`, two interfaces of the namespace it runs in (a box on the wire
+/// between robot and base): every frame is bridged through the link, ARP included, so
+/// A and B on one subnet reach each other at the uplink's rate; an interface that holds
+/// an address is refused, naming it, and the interfaces are left as they were.
+#[test]
+fn a_link_between_two_interfaces_bridges_them() {
+    if !root_or_skip("a_link_between_two_interfaces_bridges_them") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (a, b, middle) = (
+        Netns::create(&unique_name("wire-a")).unwrap(),
+        Netns::create(&unique_name("wire-b")).unwrap(),
+        Netns::create(&unique_name("wire-box")).unwrap(),
+    );
+    for (ns, iface, port, addr) in [(&a, "eth0", "port-a", "10.79.0.1/24"), (&b, "eth0", "port-b", "10.79.0.2/24")] {
+        Netns::current()
+            .ip(&[
+                "link",
+                "add",
+                iface,
+                "netns",
+                ns.name().unwrap(),
+                "type",
+                "veth",
+                "peer",
+                "name",
+                port,
+                "netns",
+                middle.name().unwrap(),
+            ])
+            .unwrap();
+        ns.ip(&["addr", "add", addr, "dev", iface]).unwrap();
+        ns.ip(&["link", "set", iface, "up"]).unwrap();
+    }
+    let server = tcp_sink(&b, Ipv4Addr::new(10, 79, 0, 2));
+    let client = "import socket, time\n\
+         s = socket.create_connection(('10.79.0.2', 9000)); t = time.time()\n\
+         while time.time() - t < 3: s.sendall(b'x' * 16384)\n\
+         s.shutdown(socket.SHUT_WR); print('server got', s.makefile().readline().strip())\n";
+    let a_name = a.name().unwrap();
+    let out = middle
+        .command(BIN, &["link", "--between", "port-a", "port-b", "--up", "rate=4mbit", "--as-root", "--"])
+        .args(["ip", "netns", "exec", a_name, "python3", "-c", client])
+        .output()
+        .expect("run bauxite link --between two interfaces");
+    assert!(out.status.success() && text(&out).contains("server got"), "{}", text(&out));
+    let bps = server.join().unwrap();
+    // A bridged frame counts its Ethernet length: 1514 of every 1448 payload bytes.
+    assert!(bps > 0.85 * 4e6 && bps < 1.0 * 4e6, "{bps} bit/s through a 4 Mbit/s link\n{}", text(&out));
+    let ports = middle.ip(&["-o", "link", "show"]).unwrap();
+    assert!(ports.contains("port-a") && ports.contains("port-b"), "the interfaces stay: {ports}");
+    middle.ip(&["addr", "add", "10.79.0.9/24", "dev", "port-b"]).unwrap();
+    let out = middle.command(BIN, &["link", "--between", "port-a", "port-b", "--up", "rate=1mbit"]).output().unwrap();
+    assert!(!out.status.success() && text(&out).contains("port-b holds an address"), "{}", text(&out));
 }

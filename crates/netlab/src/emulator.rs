@@ -185,12 +185,18 @@ pub struct LinkEmulator {
 }
 
 impl LinkEmulator {
-    /// Starts emulating in `ns` between `robot_side` and `base_side`, and stops the
-    /// namespace's own IPv4 forwarding so the emulator is the only way through. When
-    /// bridging, neither interface may be a port of a Linux bridge or hold an address:
-    /// the emulator alone carries what arrives on them.
+    /// Starts emulating in `ns` between `robot_side` and `base_side`; when routing, it
+    /// stops the namespace's own IPv4 forwarding so the emulator is the only way
+    /// through. When bridging, neither interface may be a port of a Linux bridge or hold
+    /// an address: the emulator alone carries what arrives on them.
     pub fn start(ns: &Netns, robot_side: Port, base_side: Port, config: EmulatorConfig) -> Result<Self, NetlabError> {
-        ns.sysctl("net.ipv4.ip_forward", "0")?;
+        // Bridging needs no switch: its interfaces hold no address, so the kernel
+        // routes nothing between them (and a bridge in a namespace that routes, the
+        // host's own, must leave its forwarding alone).
+        let routed = config.forwarding == Forwarding::Routed;
+        if routed {
+            ns.sysctl("net.ipv4.ip_forward", "0")?;
+        }
         let stop = Arc::new(AtomicBool::new(false));
         let (changes, changes_rx) = channel();
         let (ready_tx, ready_rx) = channel();
@@ -218,7 +224,9 @@ impl LinkEmulator {
             Ok(Ok(start_ns)) => Ok(Self { stop, changes, thread: Some(thread), start_ns }),
             _ => {
                 let result = thread.join();
-                ns.sysctl("net.ipv4.ip_forward", "1")?;
+                if routed {
+                    ns.sysctl("net.ipv4.ip_forward", "1")?;
+                }
                 match result {
                     Ok(Err(e)) => Err(e),
                     _ => Err(NetlabError::Emulator("its thread ended before it started".into())),

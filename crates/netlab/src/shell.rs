@@ -45,7 +45,7 @@ use bauxite_sys::Netns;
 
 use crate::NetlabError;
 use crate::emulator::{
-    Direction, DirectionCounters, EmulatorConfig, EmulatorReport, Fate, LinkEmulator, PacketFate, Port,
+    Direction, DirectionCounters, EmulatorConfig, EmulatorReport, Fate, Forwarding, LinkEmulator, PacketFate, Port,
 };
 use crate::testbed::mac_of;
 use crate::veth::connect;
@@ -263,14 +263,24 @@ impl LinkShell {
     /// link namespace, an address (`addresses.app` in `a`, `addresses.host` in `b`)
     /// and a route to the other's address through the link. Whatever fails undoes what
     /// was made; dropping the shell deletes the link namespace and so all of it.
+    ///
+    /// `a` and `b` may also be two interfaces of this namespace (a box with two ports
+    /// on the wire between robot and base): the link then bridges every frame between
+    /// them, as a cable with the link's rate, queue, loss and delay would, and nothing
+    /// is made. They must hold no global address and be no bridge's port (then the kernel
+    /// carries nothing between them by itself).
     pub fn between(run: u32, a: &str, b: &str, options: ShellOptions) -> Result<Self, NetlabError> {
+        if a == b {
+            return Err(NetlabError::Emulator(format!("a link between {a} and itself")));
+        }
+        let interface = |name: &str| Path::new("/sys/class/net").join(name).exists();
+        if interface(a) && interface(b) {
+            return Self::between_interfaces(run, a, b, options);
+        }
         for name in [a, b] {
             if !Path::new("/var/run/netns").join(name).exists() {
                 return Err(NetlabError::NoNamespace(name.to_string()));
             }
-        }
-        if a == b {
-            return Err(NetlabError::Emulator(format!("a link between {a} and itself")));
         }
         let addresses = ShellAddresses::of(run);
         let leftovers = Leftovers::of_between(run);
@@ -320,6 +330,43 @@ impl Drop for LinkShell {
         drop(self.emulator.take());
         // The namespaces delete themselves (owned handles); the rest is by name.
         Leftovers { netns: Vec::new(), ..self.leftovers.clone() }.remove();
+    }
+}
+
+impl LinkShell {
+    /// [`Self::between`] two interfaces of this namespace: a bridging emulator between them.
+    fn between_interfaces(run: u32, a: &str, b: &str, options: ShellOptions) -> Result<Self, NetlabError> {
+        let here = Netns::current();
+        for iface in [a, b] {
+            if Path::new("/sys/class/net").join(iface).join("brport").exists() {
+                return Err(NetlabError::Emulator(format!("{iface} is a bridge's port (take it out of the bridge)")));
+            }
+            // (A link-local IPv6 address every interface that is up has routes nothing.)
+            if !here.ip(&["-o", "addr", "show", "dev", iface, "scope", "global"])?.trim().is_empty() {
+                return Err(NetlabError::Emulator(format!(
+                    "{iface} holds an address: the kernel would carry traffic around the link (ip addr flush dev {iface})"
+                )));
+            }
+            here.ip(&["link", "set", iface, "up"])?;
+        }
+        let config = EmulatorConfig {
+            uplink: options.uplink,
+            downlink: options.downlink,
+            timeline: options.timeline,
+            record_fates: options.record_fates,
+            fate_log: options.fate_log,
+            forwarding: Forwarding::Bridged,
+        };
+        let emulator = LinkEmulator::start(&here, Port::bridged(a), Port::bridged(b), config)?;
+        Ok(Self {
+            emulator: Some(emulator),
+            app: Netns::current(),
+            link: Netns::current(),
+            addresses: ShellAddresses::of(run),
+            host_iface: b.to_string(),
+            leftovers: Leftovers::default(),
+            nat: false,
+        })
     }
 }
 
