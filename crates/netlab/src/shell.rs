@@ -71,6 +71,20 @@ pub struct ShellOptions {
     pub fate_log: Option<Sender<PacketFate>>,
 }
 
+impl ShellOptions {
+    /// The emulator's config for this link, routing or bridging.
+    fn emulator_config(self, forwarding: Forwarding) -> EmulatorConfig {
+        EmulatorConfig {
+            uplink: self.uplink,
+            downlink: self.downlink,
+            timeline: self.timeline,
+            record_fates: self.record_fates,
+            fate_log: self.fate_log,
+            forwarding,
+        }
+    }
+}
+
 /// The addresses of one run: a /29 of 100.64.0.0/10.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ShellAddresses {
@@ -349,14 +363,7 @@ impl LinkShell {
             }
             here.ip(&["link", "set", iface, "up"])?;
         }
-        let config = EmulatorConfig {
-            uplink: options.uplink,
-            downlink: options.downlink,
-            timeline: options.timeline,
-            record_fates: options.record_fates,
-            fate_log: options.fate_log,
-            forwarding: Forwarding::Bridged,
-        };
+        let config = options.emulator_config(Forwarding::Bridged);
         let emulator = LinkEmulator::start(&here, Port::bridged(a), Port::bridged(b), config)?;
         Ok(Self {
             emulator: Some(emulator),
@@ -382,15 +389,7 @@ fn start_emulator(
         Port { iface: LINK_TO_APP.into(), mac: mac_of(link, LINK_TO_APP)?, peer_mac: mac_of(robot, robot_iface)? };
     let base_side =
         Port { iface: LINK_TO_HOST.into(), mac: mac_of(link, LINK_TO_HOST)?, peer_mac: mac_of(base, base_iface)? };
-    let config = EmulatorConfig {
-        uplink: options.uplink,
-        downlink: options.downlink,
-        timeline: options.timeline,
-        record_fates: options.record_fates,
-        fate_log: options.fate_log,
-        ..EmulatorConfig::default()
-    };
-    LinkEmulator::start(link, robot_side, base_side, config)
+    LinkEmulator::start(link, robot_side, base_side, options.emulator_config(Forwarding::Routed))
 }
 
 fn link_name(ns: &Netns) -> &str {
