@@ -3,9 +3,12 @@
 //! [`prometheus_client`] registry.
 //!
 //! The text format is the Prometheus project's own client's (`prometheus-client`), never written
-//! by hand. The server is a small blocking one on a std `TcpListener` in one thread: a scrape
-//! every few seconds from one Prometheus needs no async runtime, and the daemons it lives in
-//! (`bauxite up`, `bauxite bridge`, `bauxite reflect`) are thread-based.
+//! by hand. The server is a small one on a std `TcpListener` in one thread: a scrape every few
+//! seconds from one Prometheus needs no async runtime, and the daemons it lives in (`bauxite up`,
+//! `bauxite bridge`, `bauxite reflect`) are thread-based. It reads every connection without
+//! blocking, each with a deadline for its whole request and at most [`MAX_CONNECTIONS`] at a
+//! time (the oldest is dropped for a new one), so neither idle connections nor a client that
+//! sends a byte a second can keep a scrape waiting, and its memory stays bounded.
 //!
 //! Metrics are off unless asked for (`--metrics ADDR` or a `metrics:` config key). A bare port
 //! (`9464`) listens on loopback (127.0.0.1) only; another host is used only when written out
@@ -13,12 +16,13 @@
 //! configured to.
 #![deny(missing_docs)]
 
-use std::io::{Read, Write};
+use std::collections::VecDeque;
+use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use bauxite_core::MetricsAddr;
 pub use prometheus_client::registry::Registry;
@@ -45,11 +49,16 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 
 /// How long the accept loop sleeps when nobody is connecting; also how soon it sees a stop.
 const IDLE_POLL: Duration = Duration::from_millis(50);
-/// A client gets this long to send its request and read the answer, so a stuck one cannot hold
-/// the single serving thread for long.
+/// …and how often it looks at the connections it holds while it holds any.
+const BUSY_POLL: Duration = Duration::from_millis(2);
+/// A client gets this long, in all, to send its request, and then as long to take the
+/// answer: a slow or silent one is dropped, not waited for.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(2);
 /// Longest request head read (a scrape's is a few hundred bytes).
 const MAX_REQUEST: usize = 8 * 1024;
+/// Connections held at once: a new one beyond them drops the oldest (at most
+/// `MAX_CONNECTIONS × MAX_REQUEST` bytes of requests are held).
+pub const MAX_CONNECTIONS: usize = 256;
 
 /// A running `/metrics` endpoint; stops (and closes its socket) when dropped.
 pub struct MetricsServer {
@@ -95,29 +104,84 @@ impl Drop for MetricsServer {
     }
 }
 
+/// A connection whose request head is still coming.
+struct Pending {
+    stream: TcpStream,
+    peer: SocketAddr,
+    head: Vec<u8>,
+    deadline: Instant,
+}
+
+/// What reading a [`Pending`] connection gave.
+enum HeadRead {
+    /// Nothing more yet.
+    Waiting,
+    /// The head is complete (or as long as it may be, or the client closed its side).
+    Complete,
+    /// The connection is gone.
+    Gone,
+}
+
 fn accept_loop(listener: &TcpListener, registry: &Registry, stop: &AtomicBool) {
+    let mut pending: VecDeque<Pending> = VecDeque::new();
     while !stop.load(Ordering::Relaxed) {
-        match listener.accept() {
-            Ok((stream, peer)) => {
-                if let Err(e) = answer(stream, registry) {
-                    tracing::debug!("metrics request from {peer}: {e}");
+        loop {
+            match listener.accept() {
+                Ok((stream, peer)) => {
+                    if stream.set_nonblocking(true).is_err() {
+                        continue;
+                    }
+                    if pending.len() == MAX_CONNECTIONS {
+                        pending.pop_front();
+                    }
+                    let deadline = Instant::now() + CLIENT_TIMEOUT;
+                    pending.push_back(Pending { stream, peer, head: Vec::with_capacity(512), deadline });
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) => {
+                    tracing::warn!("accepting a metrics connection: {e}");
+                    break;
                 }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(IDLE_POLL),
-            Err(e) => {
-                tracing::warn!("accepting a metrics connection: {e}");
-                std::thread::sleep(IDLE_POLL);
+        }
+        let now = Instant::now();
+        pending.retain_mut(|p| match read_some(p) {
+            HeadRead::Waiting => now < p.deadline,
+            HeadRead::Gone => false,
+            HeadRead::Complete => {
+                let head = String::from_utf8_lossy(&p.head).into_owned();
+                if let Err(e) = answer(&p.stream, &head, registry) {
+                    tracing::debug!("metrics request from {}: {e}", p.peer);
+                }
+                false
             }
+        });
+        std::thread::sleep(if pending.is_empty() { IDLE_POLL } else { BUSY_POLL });
+    }
+}
+
+/// Reads what `p`'s client has sent, without waiting.
+fn read_some(p: &mut Pending) -> HeadRead {
+    let mut chunk = [0u8; 1024];
+    loop {
+        if p.head.len() >= MAX_REQUEST || p.head.windows(4).any(|w| w == b"\r\n\r\n") {
+            return HeadRead::Complete;
+        }
+        match p.stream.read(&mut chunk[..(MAX_REQUEST - p.head.len()).min(1024)]) {
+            Ok(0) if p.head.is_empty() => return HeadRead::Gone,
+            Ok(0) => return HeadRead::Complete,
+            Ok(n) => p.head.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return HeadRead::Waiting,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return HeadRead::Gone,
         }
     }
 }
 
-/// Answers one HTTP/1.x request and closes the connection.
-fn answer(mut stream: TcpStream, registry: &Registry) -> std::io::Result<()> {
+/// Answers one HTTP/1.x request head and closes the connection.
+fn answer(mut stream: &TcpStream, head: &str, registry: &Registry) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
-    stream.set_read_timeout(Some(CLIENT_TIMEOUT))?;
     stream.set_write_timeout(Some(CLIENT_TIMEOUT))?;
-    let head = read_head(&mut stream)?;
     let request_line = head.lines().next().unwrap_or_default();
     let mut parts = request_line.split_whitespace();
     let (method, target) = (parts.next().unwrap_or_default(), parts.next().unwrap_or_default());
@@ -142,20 +206,6 @@ fn answer(mut stream: TcpStream, registry: &Registry) -> std::io::Result<()> {
     }
     stream.write_all(response.as_bytes())?;
     stream.flush()
-}
-
-/// Reads until the blank line that ends an HTTP request head (or [`MAX_REQUEST`] bytes).
-fn read_head(stream: &mut TcpStream) -> std::io::Result<String> {
-    let mut buf = Vec::with_capacity(512);
-    let mut chunk = [0u8; 1024];
-    while buf.len() < MAX_REQUEST && !buf.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = stream.read(&mut chunk)?;
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    Ok(String::from_utf8_lossy(&buf).into_owned())
 }
 
 #[cfg(test)]
@@ -193,6 +243,59 @@ mod tests {
         assert!(get(addr, "POST /metrics HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 405 "));
         drop(server);
         assert!(TcpStream::connect(addr).is_err(), "the socket closes with the server");
+    }
+
+    /// Issue 28's metrics endpoint under attack: 300 idle connections (more than it
+    /// holds), a client sending a byte every 50 ms, and one sending a 1 MB header. A
+    /// scrape made meanwhile is answered at once, the trickling client is dropped at its
+    /// deadline, and the huge header gets an answer after its first 8 KB.
+    #[test]
+    fn idle_slow_and_huge_clients_cannot_keep_a_scrape_waiting() {
+        let mut registry = Registry::default();
+        registry.register("bauxite_test_events", "Events seen", Counter::<u64>::default());
+        let server = MetricsServer::start("0".parse().unwrap(), registry).unwrap();
+        let addr = server.local_addr();
+        let idle: Vec<TcpStream> = (0..300).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        let trickler = std::thread::spawn(move || {
+            let mut s = TcpStream::connect(addr).unwrap();
+            let started = Instant::now();
+            // Until the server closes it (a write then fails), or 30 s.
+            while started.elapsed() < Duration::from_secs(30) {
+                if s.write_all(b"G").is_err() {
+                    return started.elapsed();
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            started.elapsed()
+        });
+        let huge = std::thread::spawn(move || {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let mut header = b"GET /metrics HTTP/1.1\r\nX: ".to_vec();
+            header.resize(1 << 20, b'a');
+            // The server stops reading after 8 KB: the rest may be refused.
+            let _ = s.write_all(&header);
+            let mut out = String::new();
+            let _ = s.read_to_string(&mut out);
+            out
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        let asked = Instant::now();
+        let ok = get(addr, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+        let waited = asked.elapsed();
+        assert!(ok.starts_with("HTTP/1.1 200 OK\r\n"), "{ok}");
+        // Milliseconds on a quiet machine; a serial server would have waited for the idle
+        // connections' timeouts (seconds each). 1 s leaves a loaded 2-core machine's
+        // scheduling room.
+        assert!(waited < Duration::from_secs(1), "the scrape waited {waited:?}");
+        let dropped_after = trickler.join().unwrap();
+        assert!(
+            dropped_after >= CLIENT_TIMEOUT && dropped_after < Duration::from_secs(10),
+            "a byte every 50 ms was dropped after {dropped_after:?}"
+        );
+        let answer = huge.join().unwrap();
+        assert!(answer.is_empty() || answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer:.200}");
+        drop(idle);
     }
 
     #[test]
