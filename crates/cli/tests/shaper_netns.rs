@@ -839,6 +839,28 @@ fn a_reload_under_a_flood_keeps_critical_traffic_protected() {
     let status =
         String::from_utf8_lossy(&bauxite(&tb.robot, &["status", "--iface", ROBOT_IFACE, "--json"]).stdout).into_owned();
     assert!(status.contains("\"profile\": \"robot\"") && status.contains("\"daemon\": \"running\""), "{status}");
+
+    // 100 SIGHUPs in a second with the running profile's file: nothing changes but the log.
+    write(&a);
+    let classes = tb.robot.tc(&["class", "show", "dev", ROBOT_IFACE]).unwrap();
+    for _ in 0..100 {
+        #[allow(unsafe_code)]
+        // SAFETY: as above.
+        unsafe {
+            libc::kill(pid, libc::SIGHUP);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&log).unwrap().contains("is unchanged") {
+        assert!(Instant::now() < deadline, "no reload logged:\n{}", std::fs::read_to_string(&log).unwrap());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text.matches("profile reloaded").count(), 6, "an unchanged profile is not applied again:\n{text}");
+    assert_eq!(tb.robot.tc(&["class", "show", "dev", ROBOT_IFACE]).unwrap(), classes, "the lanes after the storm");
+    assert!(daemon.try_wait().unwrap().is_none(), "the storm ends nothing");
     assert!(daemon.stop().unwrap().success(), "bauxite up exits 0 on SIGTERM after reloads");
     std::fs::remove_dir_all(dir).ok();
 }

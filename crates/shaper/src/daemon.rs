@@ -600,6 +600,12 @@ impl<'a> ControlLoop<'a> {
         {
             return error!(iface, "reload refused: {e}; keeping the running profile `{running}`");
         }
+        if new == self.profile {
+            // Nothing to apply, and nothing to reset: a storm of SIGHUPs (or a
+            // `systemctl reload` after an edit that changed nothing) leaves the
+            // lanes, the congestion controller and its drop probabilities as they were.
+            return info!(iface, "reload: the profile `{running}` is unchanged; nothing to apply");
+        }
         let restart = reload::restart_only_changes(&self.profile, &new);
         if !restart.is_empty() {
             return error!(
