@@ -360,10 +360,19 @@ impl Timeline {
     pub fn load(path: &Path) -> Result<Self, LinkSpecError> {
         let text = crate::config::read_config(path).map_err(|e| LinkSpecError(e.to_string()))?;
         let steps: Vec<StepText> = crate::config::parse_yaml(&text, path).map_err(|e| LinkSpecError(e.to_string()))?;
+        if steps.is_empty() {
+            // An empty file (or only comments) is most likely the wrong file: a run
+            // without the change it was given for would look like a result.
+            return Err(LinkSpecError(format!(
+                "{}: no steps (a timeline is a list such as `- {{at: 5s, rate: 1.5mbit}}`)",
+                path.display()
+            )));
+        }
         let base = path.parent().unwrap_or(Path::new("."));
         let step_lines = step_lines(&text);
         let mut timeline = Timeline::default();
         for (i, step) in steps.into_iter().enumerate() {
+            let changes_before = timeline.steps.len();
             let at = step.at.0;
             let place = match step_lines.get(i) {
                 Some(line) => format!("{}:{line}", path.display()),
@@ -399,6 +408,12 @@ impl Timeline {
             }
             if let Some(ge) = &step.ge {
                 push(LinkChange::Loss(parse_gilbert_elliott(ge).map_err(|e| bad("ge", e))?));
+            }
+            if timeline.steps.len() == changes_before {
+                return Err(bad(
+                    "at",
+                    "changes nothing: give rate, trace, queue, queue_packets, delay, jitter, loss or ge".into(),
+                ));
             }
         }
         timeline.steps.sort_by_key(|(at, _)| *at);
@@ -497,6 +512,15 @@ mod tests {
         std::fs::write(&path, "- {at: 5s, bandwidth: 1mbit}\n").unwrap();
         let e = Timeline::load(&path).unwrap_err().to_string();
         assert!(e.contains("timeline.yaml:1") && e.contains("bandwidth"), "{e}");
+        // An empty file, or only comments, is not a timeline; nor is a step that changes nothing.
+        for empty in ["", "# only a comment\n", "[]\n"] {
+            std::fs::write(&path, empty).unwrap();
+            let e = Timeline::load(&path).unwrap_err().to_string();
+            assert!(e.contains("timeline.yaml: no steps"), "{empty:?}: {e}");
+        }
+        std::fs::write(&path, "- {at: 5s, rate: 1mbit}\n- {at: 6s}\n").unwrap();
+        let e = Timeline::load(&path).unwrap_err().to_string();
+        assert!(e.contains("timeline.yaml:2: step 2") && e.contains("changes nothing"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }
 }

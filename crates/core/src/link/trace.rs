@@ -286,6 +286,18 @@ mod tests {
         }
     }
 
+    /// A sparse 1 GB file is refused by its size, before a byte is read (so neither the
+    /// time nor the memory of reading it is spent), and its error names the file.
+    #[test]
+    fn a_sparse_gigabyte_trace_is_refused_by_its_size_unread() {
+        let path = std::env::temp_dir().join(format!("bauxite-sparse-{}.up", std::process::id()));
+        std::fs::File::create(&path).unwrap().set_len(1 << 30).unwrap();
+        let e = DeliveryTrace::load(&path).unwrap_err();
+        std::fs::remove_file(&path).ok();
+        assert_eq!(e.file, path.display().to_string());
+        assert!(e.to_string().contains("larger than"), "{e}");
+    }
+
     /// The traces shipped in `examples/traces/` load, and are what their README says
     /// they are (60 s, the mean rates it gives, the tunnel's outage).
     #[test]
