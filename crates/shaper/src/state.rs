@@ -84,6 +84,9 @@ pub fn unix_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
+/// The largest state file read (one is about a kilobyte).
+pub const MAX_STATE_BYTES: u64 = 64 * 1024;
+
 /// The state directory of one network namespace.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StateDir(PathBuf);
@@ -116,28 +119,51 @@ impl StateDir {
     }
 
     /// Writes the state atomically (write, then rename), so readers never see half a
-    /// file; mode 0644 whatever the umask (see the module's doc).
+    /// file; mode 0644 whatever the umask (see the module's doc). The file is written
+    /// new, never through a link: whatever stands at its temporary name (a stale one,
+    /// a symbolic link to a file elsewhere) is removed first, not written into.
     pub fn save(&self, iface: &str, state: &StateFile) -> std::io::Result<()> {
         std::fs::DirBuilder::new().recursive(true).mode(0o755).create(&self.0)?;
         let path = self.path(iface);
         let tmp = path.with_extension("json.tmp");
-        let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o644).open(&tmp)?;
+        match std::fs::remove_file(&tmp) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .mode(0o644)
+            .open(&tmp)?;
         file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
         file.write_all(&serde_json::to_vec_pretty(state)?)?;
         drop(file);
         std::fs::rename(tmp, path)
     }
 
-    /// The state of `iface`, if there is one.
+    /// The state of `iface`, if there is one. Only a regular file of at most
+    /// [`MAX_STATE_BYTES`] is read: a symbolic link (to a file elsewhere, to
+    /// `/dev/zero`), a FIFO or a huge file is refused, naming it, and nothing it
+    /// points at is read or touched.
     pub fn load(&self, iface: &str) -> std::io::Result<Option<StateFile>> {
+        use bauxite_core::config::{FileReadError, read_regular_file};
         let path = self.path(iface);
-        match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {e}", path.display()))),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
+        let invalid =
+            |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {why}", path.display()));
+        match std::fs::symlink_metadata(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(invalid("a symbolic link, not a state file Bauxite wrote (remove it)".into()));
+            }
+            Ok(_) => {}
         }
+        let bytes = read_regular_file(&path, MAX_STATE_BYTES).map_err(|e| match e {
+            FileReadError::Io(io) => io,
+            other => invalid(format!("{other}; not a state file Bauxite wrote (remove it)")),
+        })?;
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| invalid(e.to_string()))
     }
 
     /// Removes the state file of `iface` (no error if there is none), and the
@@ -177,6 +203,49 @@ mod tests {
         assert_eq!(dir.load("eth0").unwrap(), None);
         assert!(!dir.0.exists(), "the emptied directory is removed");
         dir.remove("eth0").unwrap();
+        std::fs::remove_dir(dir.0.parent().unwrap()).unwrap();
+    }
+
+    /// Issue 28: a state file that is not one Bauxite wrote is refused by name and
+    /// nothing it points at is read or written: a symbolic link to a file elsewhere,
+    /// one to `/dev/zero`, a FIFO, a huge file, malformed JSON; a link planted at the
+    /// temporary name `save` writes is replaced, not written through.
+    #[test]
+    fn state_files_that_bauxite_did_not_write_are_refused_and_nothing_they_point_at_is_touched() {
+        let dir = temp_dir("hostile");
+        std::fs::create_dir_all(&dir.0).unwrap();
+        let victim = dir.0.parent().unwrap().join("victim.txt");
+        std::fs::write(&victim, "not Bauxite's\n").unwrap();
+        let path = dir.path("eth0");
+        let refused = |why: &str| {
+            let e = dir.load("eth0").expect_err(why).to_string();
+            assert!(e.contains(&path.display().to_string()), "{why}: {e}");
+        };
+        std::os::unix::fs::symlink(&victim, &path).unwrap();
+        refused("a link to a file elsewhere");
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        refused("a link to /dev/zero");
+        std::fs::remove_file(&path).unwrap();
+        let fifo = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        #[allow(unsafe_code)]
+        // SAFETY: mkfifo(3) with a valid NUL-terminated path.
+        let rc = unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) };
+        assert_eq!(rc, 0);
+        refused("a FIFO (read without waiting for a writer)");
+        std::fs::remove_file(&path).unwrap();
+        std::fs::File::create(&path).unwrap().set_len(MAX_STATE_BYTES + 1).unwrap();
+        refused("a huge file");
+        std::fs::write(&path, "{\"owner\": 3").unwrap();
+        refused("malformed JSON");
+        std::fs::remove_file(&path).unwrap();
+        // A link at the temporary name: save replaces it and leaves its target alone.
+        std::os::unix::fs::symlink(&victim, path.with_extension("json.tmp")).unwrap();
+        dir.save("eth0", &StateFile::default()).unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "not Bauxite's\n");
+        assert_eq!(dir.load("eth0").unwrap(), Some(StateFile::default()));
+        dir.remove("eth0").unwrap();
+        std::fs::remove_file(&victim).unwrap();
         std::fs::remove_dir(dir.0.parent().unwrap()).unwrap();
     }
 
