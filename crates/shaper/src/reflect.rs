@@ -483,6 +483,44 @@ mod tests {
         }
     }
 
+    /// Issue 28: a flood of 20 000 datagrams in two seconds at a keyed reflector:
+    /// unsigned ones, one signed probe replayed from one address, and the same probe
+    /// spoofed from 10 000 addresses. Nothing unsigned is answered, no reply is larger
+    /// than its request (no amplification), the replays get the per-source rate, the
+    /// spoofed sources their bursts at most, and the source table stays bounded.
+    #[test]
+    fn a_flood_of_unsigned_replayed_and_spoofed_probes_is_never_amplified() {
+        let key = ProbeKey::new(KEY).unwrap();
+        let limit = SourceLimit::default();
+        let mut r = Reflector::new(ReflectorOptions { port: 7399, key: Some(key.clone()), ..Default::default() });
+        let captured = signed(&key);
+        let (mut received, mut sent, mut replays_answered) = (0usize, 0usize, 0u32);
+        let replayer: SocketAddr = ROBOT.parse().unwrap();
+        for i in 0..20_000u32 {
+            let now = Duration::from_micros(u64::from(i) * 100);
+            let (mut datagram, from) = match i % 4 {
+                0 => (request(false, 1200), SocketAddr::from((IpAddr::from(i.to_be_bytes()), 40000))),
+                1 => (captured.clone(), replayer),
+                _ => (captured.clone(), SocketAddr::from((IpAddr::from((i | 1 << 31).to_be_bytes()), 40000))),
+            };
+            received += datagram.len();
+            let len = datagram.len();
+            if r.answer(&mut datagram, from, now).is_ok() {
+                assert!(datagram.len() <= len, "a reply larger than its request");
+                sent += datagram.len();
+                replays_answered += u32::from(from == replayer);
+            }
+            assert!(r.limiter.sources() <= limit.max_sources, "the source table grew past its bound");
+        }
+        let refused = |why| r.stats().refused.get(&why).copied().unwrap_or(0);
+        assert_eq!(refused(Refusal::BadTag), 5_000, "every unsigned datagram refused");
+        // The replayer's 5 000 at 2 500 a second: its burst, then the sustained rate over 2 s.
+        let allowed = limit.burst + limit.per_second * 2.0;
+        assert!(f64::from(replays_answered) <= allowed + 1.0, "{replays_answered} replays answered");
+        assert!(refused(Refusal::RateLimited) >= 5_000 - allowed as u64 - 1, "{}", r.stats());
+        assert!(sent <= received, "{sent} bytes answered to {received} received");
+    }
+
     #[test]
     fn with_a_key_only_signed_requests_are_answered_and_replies_are_signed() {
         let key = ProbeKey::new(KEY).unwrap();
