@@ -133,19 +133,13 @@ fn run_behind_link(run: RunArgs) -> Result<ExitCode> {
     bauxite_shaper::daemon::require_root("`bauxite link` builds network namespaces")?;
     let stop = crate::stop_on_signals()?;
     let timed = !timeline.steps.is_empty();
-    let (fate_log, fates) = match run.record {
-        Some(_) => {
-            let (sender, receiver) = std::sync::mpsc::channel();
-            (Some(sender), Some(receiver))
-        }
-        None => (None, None),
-    };
+    let (fate_sender, fates) = run.record.as_ref().map(|_| std::sync::mpsc::channel()).unzip();
     let options = ShellOptions {
         uplink: uplink.clone(),
         downlink: downlink.clone(),
         timeline: timeline.clone(),
         record_fates: run.record.is_some(),
-        fate_log,
+        fate_log: fate_sender,
     };
     let run_id = std::process::id();
     let between = run.between.as_deref();
@@ -175,7 +169,7 @@ fn run_behind_link(run: RunArgs) -> Result<ExitCode> {
     let a = shell.addresses;
     let status = match between {
         Some([ns_a, ns_b]) => {
-            if shell.app.name().is_none() {
+            if shell.bridges_interfaces() {
                 eprintln!("bauxite link: bridging interfaces {ns_a} and {ns_b}, {ns_a} sending the uplink");
             } else {
                 eprintln!("bauxite link: {ns_a} at {} and {ns_b} at {}, {ns_a} sending the uplink", a.app, a.host);

@@ -118,6 +118,19 @@ pub struct PacketFate {
     pub fate: Fate,
 }
 
+impl PacketFate {
+    /// Its wait at the bottleneck, from its arrival to its departure (queue and
+    /// transmission), in ms; `None` if it never left (refused, still in the link).
+    pub fn wait_ms(&self) -> Option<f64> {
+        match self.fate {
+            Fate::Lost { departed_ns } | Fate::Delivered { departed_ns, .. } => {
+                Some(departed_ns.saturating_sub(self.arrived_ns) as f64 / 1e6)
+            }
+            Fate::QueueFull | Fate::InFlight | Fate::TtlExpired => None,
+        }
+    }
+}
+
 /// Counters per direction.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DirectionCounters {

@@ -322,6 +322,12 @@ impl LinkShell {
         })
     }
 
+    /// Whether the link bridges two interfaces of this namespace ([`Self::between`]
+    /// given interfaces): there are no addresses then.
+    pub fn bridges_interfaces(&self) -> bool {
+        self.app.name().is_none()
+    }
+
     /// The emulator, while it runs.
     pub fn emulator(&self) -> Option<&LinkEmulator> {
         self.emulator.as_ref()
@@ -475,7 +481,7 @@ const FATE_LOG_FLUSH: Duration = Duration::from_millis(100);
 /// so that a `bauxite link` killed with SIGKILL leaves the record up to its last
 /// tenth of a second. It ends when the emulator (the sender) stops.
 pub struct FateLog {
-    thread: std::thread::JoinHandle<std::io::Result<u64>>,
+    thread: std::thread::JoinHandle<std::io::Result<()>>,
 }
 
 impl FateLog {
@@ -487,14 +493,13 @@ impl FateLog {
         writeln!(csv, "{FATES_HEADER}")?;
         csv.flush()?;
         let thread = std::thread::spawn(move || {
-            let (mut rows, mut flushed) = (0u64, Instant::now());
+            let mut flushed = Instant::now();
             loop {
                 match fates.recv_timeout(FATE_LOG_FLUSH) {
                     Ok(fate) => {
                         // One write per line: a flush of the buffer (when it fills)
                         // then never splits a line, so a killed run leaves whole ones.
                         csv.write_all(format!("{}\n", fate_row(&fate, start_ns)).as_bytes())?;
-                        rows += 1;
                     }
                     Err(RecvTimeoutError::Timeout) => {}
                     Err(RecvTimeoutError::Disconnected) => break,
@@ -504,14 +509,13 @@ impl FateLog {
                     flushed = Instant::now();
                 }
             }
-            csv.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-            Ok(rows)
+            csv.into_inner().map_err(|e| e.into_error())?.sync_all()
         });
         Ok(Self { thread })
     }
 
-    /// Waits until the emulator has stopped and every fate is on disk; returns how many.
-    pub fn finish(self) -> std::io::Result<u64> {
+    /// Waits until the emulator has stopped and every fate is on disk.
+    pub fn finish(self) -> std::io::Result<()> {
         self.thread.join().map_err(|_| std::io::Error::other("the fate log's thread panicked"))?
     }
 }
@@ -550,14 +554,8 @@ pub fn write_record(
     let direction = |which, counters: &DirectionCounters, config: &LinkConfig, changed: bool| {
         let delivered_mbps = counters.delivered_bytes as f64 * 8.0 / (duration_ns as f64 / 1e9) / 1e6;
         let capacity_mbps = if changed { None } else { capacity_mbps(config, duration_ns) };
-        let waits: Vec<f64> = (report.fates.iter().filter(|f| f.direction == which))
-            .filter_map(|f| match f.fate {
-                Fate::Lost { departed_ns } | Fate::Delivered { departed_ns, .. } => {
-                    Some(departed_ns.saturating_sub(f.arrived_ns) as f64 / 1e6)
-                }
-                _ => None,
-            })
-            .collect();
+        let waits: Vec<f64> =
+            report.fates.iter().filter(|f| f.direction == which).filter_map(PacketFate::wait_ms).collect();
         let queue_delay = bauxite_core::stats::Summary::of(&waits);
         let late: Vec<f64> = (report.fates.iter().filter(|f| f.direction == which))
             .filter_map(|f| match f.fate {
@@ -656,8 +654,8 @@ pub fn intervals(
             }
             Fate::InFlight | Fate::TtlExpired => continue,
         };
-        if let Some(w) = waits.get_mut(bin_of(departed)) {
-            w.push(departed.saturating_sub(f.arrived_ns) as f64 / 1e6);
+        if let (Some(w), Some(wait)) = (waits.get_mut(bin_of(departed)), f.wait_ms()) {
+            w.push(wait);
         }
     }
     let mbps = |bytes: f64| bytes * 8.0 / (BIN_NS as f64 / 1e9) / 1e6;
