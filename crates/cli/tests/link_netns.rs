@@ -197,8 +197,16 @@ fn a_sigkilled_link_leaves_nothing_behind_but_its_record() {
         std::thread::sleep(Duration::from_millis(50));
     }
     assert!(!leftovers(&host).is_empty());
-    // About a second of datagrams (python starts in about 0.1 s on an idle machine).
-    std::thread::sleep(Duration::from_millis(1_500));
+    // Killed once 20 fates are on disk (python's start takes from 0.1 s on an idle machine
+    // to about a second on a loaded one; the command sends for 3 s).
+    let on_disk =
+        || std::fs::read_to_string(record.join("fates.csv")).map_or(0, |t| t.lines().count().saturating_sub(1));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while on_disk() < 20 {
+        assert!(Instant::now() < deadline, "fewer than 20 fates on disk after 20 s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let before_kill = on_disk();
     link.kill().unwrap();
     assert_eq!(wait_clean(&host), Vec::<String>::new(), "left behind by a SIGKILLed bauxite link");
     let fates = std::fs::read_to_string(record.join("fates.csv")).expect("fates.csv survives the kill");
@@ -206,9 +214,8 @@ fn a_sigkilled_link_leaves_nothing_behind_but_its_record() {
     let mut lines = fates.lines();
     assert_eq!(lines.next(), Some("direction,arrived_ns,len,fate,departed_ns,delivered_ns,sent_ns"));
     let rows: Vec<&str> = lines.collect();
-    // At least 20 of the ~100 sent before the kill, even on a loaded machine (the
-    // flush is every 0.1 s; python may take most of a second to start there).
-    assert!(rows.len() >= 20, "{} fates on disk:\n{fates}", rows.len());
+    // Nothing on disk before the kill is lost with it, and every line is whole.
+    assert!(rows.len() >= before_kill, "{} fates on disk after the kill, {before_kill} before", rows.len());
     assert!(fates.ends_with('\n') && rows.iter().all(|r| r.split(',').count() == 7), "{fates}");
 }
 
