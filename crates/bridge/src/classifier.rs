@@ -24,6 +24,25 @@ use serde::Serialize;
 use crate::Nanos;
 use crate::config::{ClassifierConfig, Override};
 
+/// At most this many subscribers are tracked: configured ones, then the first heard. Replies
+/// come from any DDS participant that reads the probe topic, so a name heard beyond them is
+/// ignored rather than growing the bridge's memory and its metrics' series without bound.
+pub const MAX_SUBSCRIBERS: usize = 64;
+
+/// Fails unless `name` may name a subscriber: 1 to 64 letters, digits, `_`, `-`, `.`, `:` or
+/// `/` (a host name fits). A name becomes a metric label, a diagnostics key and a column of the
+/// recording, where a quote or a newline would break the format.
+pub fn check_subscriber_name(name: &str) -> Result<(), String> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "_-.:/".contains(c);
+    if name.is_empty() || name.len() > 64 || !name.chars().all(allowed) {
+        return Err(format!(
+            "`{}` is not a subscriber name (1 to 64 letters, digits, `_`, `-`, `.`, `:` or `/`)",
+            name.escape_debug()
+        ));
+    }
+    Ok(())
+}
+
 /// Where the classifier puts a subscriber.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -177,11 +196,17 @@ impl Classifier {
     /// Records `subscriber`'s answer to probe `seq`, arriving at `now`.
     ///
     /// Answers to unknown probes, and answers later than the reply timeout (already counted as
-    /// lost), are ignored. A subscriber heard for the first time is added (UNKNOWN).
+    /// lost), are ignored. A subscriber heard for the first time is added (UNKNOWN), unless its
+    /// name is not one ([`check_subscriber_name`]) or [`MAX_SUBSCRIBERS`] are tracked already.
     pub fn reply(&mut self, subscriber: &str, seq: u64, now: Nanos) {
         let Some(&(_, sent_at)) = self.sent.iter().find(|&&(s, _)| s == seq) else { return };
         let rtt = now.saturating_sub(sent_at);
         if rtt > ns(self.config.reply_timeout) {
+            return;
+        }
+        if !self.subscribers.contains_key(subscriber)
+            && (self.subscribers.len() >= MAX_SUBSCRIBERS || check_subscriber_name(subscriber).is_err())
+        {
             return;
         }
         let sub = self.insert(subscriber, None);
@@ -350,6 +375,25 @@ mod tests {
 
     fn config() -> ClassifierConfig {
         ClassifierConfig::default()
+    }
+
+    #[test]
+    fn odd_names_and_names_beyond_the_limit_are_not_tracked() {
+        let configured = [("robot".to_string(), None)];
+        let mut c = Classifier::new(config(), &configured);
+        c.probe_sent(0, 0);
+        for bad in ["", "x\"} 1\nbauxite_fake 1", "a b", &"n".repeat(65)] {
+            c.reply(bad, 0, MS);
+        }
+        for i in 0..MAX_SUBSCRIBERS + 10 {
+            c.reply(&format!("host-{i}"), 0, MS);
+        }
+        c.reply("robot", 0, MS);
+        let names: Vec<String> = c.subscribers.keys().cloned().collect();
+        assert_eq!(names.len(), MAX_SUBSCRIBERS, "{names:?}");
+        assert!(names.iter().all(|n| check_subscriber_name(n).is_ok()), "{names:?}");
+        assert!(names.contains(&"robot".to_string()) && !names.contains(&format!("host-{}", MAX_SUBSCRIBERS - 1)));
+        assert_eq!(c.subscribers["robot"].replies.len(), 1, "a tracked subscriber is still heard");
     }
 
     #[test]

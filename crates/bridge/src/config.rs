@@ -815,8 +815,17 @@ impl BridgeConfig {
 
     /// Each subscriber listed once, reading only bridged topics.
     fn check_subscribers(&self) -> Result<(), Invalid> {
+        use crate::classifier::{MAX_SUBSCRIBERS, check_subscriber_name};
+        if self.subscribers.len() > MAX_SUBSCRIBERS {
+            return Err(Invalid::new(
+                "subscribers",
+                format!("{} subscribers listed; at most {MAX_SUBSCRIBERS}", self.subscribers.len()),
+            ));
+        }
         let mut names = std::collections::BTreeSet::new();
         for (i, s) in self.subscribers.iter().enumerate() {
+            check_subscriber_name(&s.name)
+                .map_err(|e| Invalid::new(format!("subscribers[{i}].name"), e).with_value(&s.name))?;
             if !names.insert(&s.name) {
                 return Err(Invalid::new(
                     format!("subscribers[{i}].name"),
@@ -1091,6 +1100,8 @@ policy:
         assert_eq!((e.line, e.key.as_deref()), (Some(5), Some("topics[1].critical")), "{e}");
         let e = parse_text(&GOOD.replace("name: logger", "name: slow_nav")).unwrap_err();
         assert_eq!(e.line, Some(8), "{e}");
+        let e = parse_text(&GOOD.replace("name: logger", "name: 'log ger'")).unwrap_err();
+        assert_eq!((e.line, e.key.as_deref()), (Some(8), Some("subscribers[1].name")), "{e}");
         // A name the file leaves to its default is found at its section.
         let text = GOOD.replace("topics:\n", "topics:\n  - {name: /scan/critical, type: a/msg/B}\n");
         let e = parse_text(&text).unwrap_err();

@@ -6,19 +6,8 @@
 //! status lines and the recording add up to, updated once per report (1 s). Every topic and path
 //! exists from the first scrape (at 0), so Prometheus's `increase()` sees the first samples too.
 //!
-//! | metric | labels | what |
-//! |---|---|---|
-//! | `bauxite_bridge_samples_received_total` | topic | samples taken from the input |
-//! | `bauxite_bridge_samples_forwarded_total` | topic, path | samples written on a path |
-//! | `bauxite_bridge_samples_dropped_total` | topic, path, reason | `rate_limited`, `suspended`, `stale`, `overflow` |
-//! | `bauxite_bridge_write_errors_total` | topic, path | failed or blocked writes |
-//! | `bauxite_bridge_forward_latency_seconds` | topic, path | arrival-to-written histogram |
-//! | `bauxite_bridge_matched_readers` | topic, path | readers matched now |
-//! | `bauxite_bridge_path_forwarding` | topic, path | 1 while the policy lets the path forward |
-//! | `bauxite_bridge_subscriber_state` | subscriber, state | 1 for each subscriber's current state, 0 for the others |
-//! | `bauxite_bridge_subscriber_probe_rtt_seconds` | subscriber | mean probe RTT of the last evaluation |
-//! | `bauxite_bridge_supervisor_mode` | mode | 1 for the current mode, 0 for the others |
-//! | `bauxite_bridge_mode_changes_total` | | supervisor mode changes |
+//! Every family with its type, labels and help is on the generated reference page,
+//! `docs/reference/metrics.md` (`bauxite reference`, from these registrations).
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -152,6 +141,8 @@ impl BridgeMetrics {
                 drop(m.write_errors.get_or_create(&labels));
                 drop(m.latency.get_or_create(&labels));
                 drop(m.readers.get_or_create(&labels));
+                // The supervisor starts in Normal mode, where both paths forward.
+                m.forwarding.get_or_create(&labels).set(1);
                 for reason in ["rate_limited", "suspended", "stale", "overflow"] {
                     let labels = DropLabels { topic: topic.clone(), path: path.into(), reason: reason.into() };
                     drop(m.dropped.get_or_create(&labels));
@@ -241,6 +232,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("bauxite_bridge_supervisor_mode{mode=\"normal\"} 1\n"), "{text}");
+        assert!(text.contains("bauxite_bridge_path_forwarding{topic=\"/scan\",path=\"noncritical\"} 1\n"), "{text}");
         let path = |forwarded, rate_limited| PathReport { forwarded, rate_limited, readers: 1, ..Default::default() };
         let report = TopicReport {
             input: "rt/scan".into(),

@@ -124,6 +124,8 @@ pub fn run_responder(args: ResponderArgs) -> Result<()> {
             .map(|h| h.trim().to_string())
             .context("no --name, and the host name is unreadable")?,
     };
+    bauxite_bridge::classifier::check_subscriber_name(&name)
+        .map_err(|e| anyhow::anyhow!("--name (or the host name it defaults to): {e}"))?;
     let participant = bauxite_bridge::dds::participant(&dds)?;
     let options = bauxite_bridge::ResponderOptions { answer_delay: args.answer_delay.unwrap_or_default() };
     let responder = bauxite_bridge::ProbeResponder::start(&participant, &classifier, &name, options)?;

@@ -5,7 +5,8 @@
 //! - `docs/reference/profile.md` and `docs/reference/bridge-config.md`: every config key with
 //!   its type, default and bounds, from the JSON Schemas (`bauxite profile schema`,
 //!   `bauxite bridge schema`);
-//! - `docs/reference/metrics.md`: every Prometheus metric with its type, labels and help;
+//! - `docs/reference/metrics.md`: every Prometheus metric with its type, labels and help, read
+//!   back from the daemons' registries;
 //! - `packaging/man/*.1`: `bauxite(1)` and one page per subcommand (clap_mangen);
 //! - `packaging/completions/`: bash, zsh and fish completions (clap_complete).
 //!
@@ -70,6 +71,7 @@ fn files(mut cli: clap::Command) -> Result<Vec<(PathBuf, Vec<u8>)>> {
             )
             .into_bytes(),
         ),
+        (PathBuf::from("docs/reference/metrics.md"), metrics_page()?.into_bytes()),
     ];
     for page in man_pages(&cli)? {
         files.push(page);
@@ -108,6 +110,58 @@ fn man_pages(cli: &clap::Command) -> Result<Vec<(PathBuf, Vec<u8>)>> {
         pages.push((Path::new("packaging/man").join(format!("{name}.1")), bytes));
     }
     Ok(pages)
+}
+
+/// Every metric each daemon serves, read back from its registry as a scrape would see it, with
+/// example series so each family shows its labels.
+fn metrics_page() -> Result<String> {
+    use bauxite_bridge::classifier::{Health, Reading, State, SubscriberReport, Verdict};
+    let mut shaper = bauxite_metrics::Registry::default();
+    let lane = bauxite_core::LaneSnapshot { name: "critical".into(), ..Default::default() };
+    let running = bauxite_core::ShaperSnapshot {
+        daemon: bauxite_core::DaemonState::Running,
+        lanes: vec![lane],
+        ..bauxite_core::ShaperSnapshot::down("wwan0")
+    };
+    bauxite_shaper::metrics::register_snapshot(&mut shaper, running);
+    bauxite_shaper::metrics::probe_rtt_histogram(&mut shaper, "wwan0");
+    let mut reflector = bauxite_metrics::Registry::default();
+    bauxite_shaper::metrics::ReflectorMetrics::register(&mut reflector);
+    let mut bridge = bauxite_metrics::Registry::default();
+    let metrics = bauxite_bridge::metrics::BridgeMetrics::register(&mut bridge, &["/scan".into()]);
+    let reading = Reading { samples: 50, rtt_ms: Some(3.0), loss_pct: 0.0, verdict: Verdict::Good };
+    metrics.set_subscribers(&[SubscriberReport {
+        name: "nav".into(),
+        state: State::Critical,
+        health: Health::Healthy,
+        overridden: false,
+        reading: Some(reading),
+    }]);
+    let mut page = format!(
+        "# Metrics\n\n{GENERATED}\n\nWhat each daemon serves on `http://ADDR/metrics` (OpenMetrics text) when \
+         asked to: `--metrics ADDR` or the `metrics:` key of its profile or config. A bare port listens \
+         on loopback only. A counter's samples end in `_total`; a histogram's in `_bucket`, `_sum` and \
+         `_count`.\n"
+    );
+    for (title, registry) in [
+        ("`bauxite up` (the shaper)", &shaper),
+        ("`bauxite reflect` (the rate probes' reflector)", &reflector),
+        ("`bauxite bridge` (the adaptive bridge)", &bridge),
+    ] {
+        let _ = write!(page, "\n## {title}\n\n| metric | type | labels | what it is |\n|---|---|---|---|\n");
+        for family in bauxite_metrics::describe(registry).map_err(|_| anyhow::anyhow!("encoding {title}"))? {
+            let labels: Vec<String> = family.labels.iter().map(|l| format!("`{l}`")).collect();
+            let _ = writeln!(
+                page,
+                "| `{}` | {} | {} | {} |",
+                family.name,
+                family.kind,
+                labels.join(", "),
+                cell(&family.help)
+            );
+        }
+    }
+    Ok(page)
 }
 
 /// Markdown table cell text: one line, pipes escaped.

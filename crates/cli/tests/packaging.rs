@@ -54,6 +54,16 @@ fn man_pages() -> Vec<String> {
     pages
 }
 
+/// The example profiles (`examples/profiles/*.yaml`, checked by the example_profiles test).
+fn example_profiles() -> Vec<String> {
+    let names: Vec<String> = std::fs::read_dir(repo().join("examples/profiles"))
+        .expect("examples/profiles")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(names.len() >= 4 && names.iter().all(|n| n.ends_with(".yaml")), "{names:?}");
+    names
+}
+
 fn text(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -231,6 +241,7 @@ fn the_deb_installs_verified_units_and_a_binary_whose_down_cleans_up() {
         "/etc/bauxite/bridge.yaml",
         "/etc/bauxite/reflect.env",
         "/usr/share/doc/bauxite/profile.md",
+        "/usr/share/doc/bauxite/metrics.md",
         "/usr/share/bash-completion/completions/bauxite",
         "/usr/share/zsh/vendor-completions/_bauxite",
         "/usr/share/fish/vendor_completions.d/bauxite.fish",
@@ -239,6 +250,7 @@ fn the_deb_installs_verified_units_and_a_binary_whose_down_cleans_up() {
     .map(String::from)
     .chain(UNITS.iter().map(|u| format!("/lib/systemd/system/{u}")))
     .chain(man_pages().iter().map(|page| format!("/usr/share/man/man1/{page}")))
+    .chain(example_profiles().iter().map(|name| format!("/usr/share/doc/bauxite/examples/{name}")))
     .collect();
     expected.sort();
     // cargo-deb gzips man pages, as Debian policy asks; either form is the same page.

@@ -97,11 +97,14 @@ impl DiagnosticArray {
 /// The DDS type name ROS 2 gives `diagnostic_msgs/msg/DiagnosticArray`.
 pub const DIAGNOSTIC_ARRAY_TYPE: &str = "diagnostic_msgs::msg::dds_::DiagnosticArray_";
 
-/// Fails unless `name` is a ROS 2 topic name: non-empty, no whitespace, no empty
-/// segment, no trailing `/` (a leading `/` is optional).
+/// Fails unless `name` is a ROS 2 topic name: non-empty, no empty segment, no trailing `/`
+/// (a leading `/` is optional), and only letters, digits, `_`, `/`, `~`, `-` and `.` (ROS 2
+/// names allow the first four; DDS names the rest). A name also becomes a metric label and a
+/// recording's channel, where a quote or a brace would break the format.
 pub fn check_topic_name(name: &str) -> Result<(), String> {
     let body = name.strip_prefix('/').unwrap_or(name);
-    if body.is_empty() || body.ends_with('/') || body.contains("//") || name.chars().any(char::is_whitespace) {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "_/~-.".contains(c);
+    if body.is_empty() || body.ends_with('/') || body.contains("//") || !name.chars().all(allowed) {
         return Err(format!("`{name}` is not a topic name (like `/scan` or `/robot/scan`)"));
     }
     Ok(())
@@ -154,7 +157,7 @@ mod tests {
         for good in ["/diagnostics", "diagnostics", "/robot/diagnostics"] {
             assert!(check_topic_name(good).is_ok(), "{good}");
         }
-        for bad in ["", "/", "/a/", "/a//b", "/a b"] {
+        for bad in ["", "/", "/a/", "/a//b", "/a b", "/a\"b", "/a{x}", "/a\\b", "/a\nb", "/ä"] {
             assert!(check_topic_name(bad).is_err(), "{bad}");
         }
     }

@@ -178,6 +178,69 @@ fn read_some(p: &mut Pending) -> HeadRead {
     }
 }
 
+/// One metric family as a scrape shows it: what the metrics reference page lists.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FamilyDoc {
+    /// The name a query uses: `_total` included for a counter; a histogram's samples add
+    /// `_bucket`, `_sum` and `_count` to it.
+    pub name: String,
+    /// `counter`, `gauge`, `histogram`, ...
+    pub kind: String,
+    /// The help text.
+    pub help: String,
+    /// The label names its series carry, in order of first appearance (a histogram's `le`
+    /// left out).
+    pub labels: Vec<String>,
+}
+
+/// Every family `registry` serves, in its order, read back from the text a scrape gets, so
+/// the description is of what Prometheus sees. Labels are learnt from the series that exist:
+/// a family without one lists none.
+pub fn describe(registry: &Registry) -> Result<Vec<FamilyDoc>, std::fmt::Error> {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, registry)?;
+    let mut families: Vec<FamilyDoc> = Vec::new();
+    let mut helps = std::collections::HashMap::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# HELP ") {
+            let (name, help) = rest.split_once(' ').unwrap_or((rest, ""));
+            helps.insert(name.to_string(), help.to_string());
+        } else if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').unwrap_or((rest, ""));
+            let help = helps.remove(name).unwrap_or_default();
+            let name = if kind == "counter" { format!("{name}_total") } else { name.to_string() };
+            families.push(FamilyDoc { name, kind: kind.to_string(), help, labels: Vec::new() });
+        } else if !line.starts_with('#')
+            && let Some(family) = families.last_mut()
+        {
+            for label in label_names(line) {
+                if label != "le" && !family.labels.contains(&label) {
+                    family.labels.push(label);
+                }
+            }
+        }
+    }
+    Ok(families)
+}
+
+/// The label names of one sample line, `name{a="x",b="y"} 1`. prometheus-client writes label
+/// values as they are, unescaped, so Bauxite's label values never hold a quote: lane, topic
+/// and subscriber names are checked where they are read.
+fn label_names(sample: &str) -> Vec<String> {
+    let Some(open) = sample.find('{') else { return Vec::new() };
+    let mut names = Vec::new();
+    let mut rest = &sample[open + 1..];
+    while let Some((name, after)) = rest.split_once("=\"") {
+        names.push(name.trim_start_matches(',').to_string());
+        let Some((_, tail)) = after.split_once('"') else { break };
+        rest = tail;
+        if rest.starts_with('}') {
+            break;
+        }
+    }
+    names
+}
+
 /// Answers one HTTP/1.x request head and closes the connection.
 fn answer(mut stream: &TcpStream, head: &str, registry: &Registry) -> std::io::Result<()> {
     stream.set_nonblocking(false)?;
@@ -220,6 +283,44 @@ mod tests {
         let mut out = String::new();
         s.read_to_string(&mut out).unwrap();
         out
+    }
+
+    #[test]
+    fn describe_reads_back_every_family_with_its_labels() {
+        use prometheus_client::encoding::EncodeLabelSet;
+        use prometheus_client::metrics::family::Family;
+        use prometheus_client::metrics::gauge::Gauge;
+        use prometheus_client::metrics::histogram::Histogram;
+        #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+        struct Labels {
+            iface: String,
+            lane: String,
+        }
+        let mut registry = Registry::default();
+        registry.register("bauxite_events", "Events seen", Counter::<u64>::default());
+        let lanes = Family::<Labels, Gauge>::default();
+        // A value with `=` and `,` in it must not end the label list early.
+        drop(lanes.get_or_create(&Labels { iface: "a=b,c".into(), lane: "bulk".into() }));
+        registry.register("bauxite_backlog", "Packets waiting", lanes);
+        let histogram = Family::<Labels, Histogram, fn() -> Histogram>::new_with_constructor(|| Histogram::new([0.1]));
+        drop(histogram.get_or_create(&Labels { iface: "wwan0".into(), lane: "critical".into() }));
+        registry.register("bauxite_rtt_seconds", "Round trips", histogram);
+        registry.register("bauxite_unseen", "No series yet", Family::<Labels, Gauge>::default());
+        let doc = |name: &str, kind: &str, help: &str, labels: &[&str]| FamilyDoc {
+            name: name.into(),
+            kind: kind.into(),
+            help: help.into(),
+            labels: labels.iter().map(|l| l.to_string()).collect(),
+        };
+        assert_eq!(
+            describe(&registry).unwrap(),
+            [
+                doc("bauxite_events_total", "counter", "Events seen.", &[]),
+                doc("bauxite_backlog", "gauge", "Packets waiting.", &["iface", "lane"]),
+                doc("bauxite_rtt_seconds", "histogram", "Round trips.", &["iface", "lane"]),
+                doc("bauxite_unseen", "gauge", "No series yet.", &[]),
+            ]
+        );
     }
 
     #[test]

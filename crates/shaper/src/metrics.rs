@@ -4,23 +4,8 @@
 //! prints) at each scrape, so every figure is the kernel's own at that moment, with no copy to
 //! keep in step. Names after node_exporter's qdisc collector and Prometheus conventions:
 //!
-//! | metric | labels | what |
-//! |---|---|---|
-//! | `bauxite_lane_packets_total` | iface, lane | packets the classifier put in the lane |
-//! | `bauxite_lane_bytes_total` | iface, lane | their bytes |
-//! | `bauxite_lane_early_drops_total` | iface, lane | packets discarded early while congested |
-//! | `bauxite_lane_queue_drops_total` | iface, lane | packets dropped by the lane's full queue |
-//! | `bauxite_lane_backlog_packets` | iface, lane | packets waiting |
-//! | `bauxite_lane_backlog_bytes` | iface, lane | bytes waiting |
-//! | `bauxite_lane_queue_delay_seconds` | iface, lane | estimated queue delay |
-//! | `bauxite_lane_drop_probability` | iface, lane | the early-drop probability in force |
-//! | `bauxite_congested` | iface | 1 while the link is congested |
-//! | `bauxite_congestion_episodes_total` | iface | congested episodes so far |
-//! | `bauxite_link_rate_bits_per_second` | iface | the link rate (fixed, or the auto estimate) |
-//! | `bauxite_shaped_rate_bits_per_second` | iface | the rate the lanes are shaped to |
-//! | `bauxite_shaper_running` | iface | 1 while a daemon renews its lease (lanes enforced) |
-//! | `bauxite_link_estimate_failing` | iface | 1 while `rate: auto`'s reflector does not answer (the droppable lanes held at `min_rate`) |
-//! | `bauxite_probe_rtt_seconds` | iface | histogram of the `rate: auto` probes' round trips ([`probe_rtt_histogram`]) |
+//! Every family with its type, labels and help is on the generated reference page,
+//! `docs/reference/metrics.md` (`bauxite reference`, from these registrations).
 //!
 //! and, for `bauxite reflect --metrics ADDR`, [`ReflectorMetrics`]:
 //! `bauxite_reflector_answered_total` and `bauxite_reflector_refused_total{reason}` (the
@@ -82,8 +67,8 @@ fn family<'a, V, M: EncodeMetric>(
     Ok(())
 }
 
-/// Encodes a snapshot (separate from the reading, so tests can feed one).
-pub fn encode_snapshot(s: &ShaperSnapshot, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+/// Encodes a snapshot (separate from the reading, so a fixed one can be served too).
+fn encode_snapshot(s: &ShaperSnapshot, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
     use MetricType::{Counter, Gauge};
     let iface: &Labels = &[("iface", &s.iface)];
     let running = s.daemon == DaemonState::Running;
@@ -249,6 +234,23 @@ impl ReflectorMetrics {
     }
 }
 
+/// A shaper snapshot that never changes, served as [`ShaperCollector`] serves a live one: the
+/// tests' scrapes and the example the metrics reference page is generated from.
+#[derive(Debug)]
+struct FixedSnapshot(ShaperSnapshot);
+
+impl Collector for FixedSnapshot {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        encode_snapshot(&self.0, &mut encoder)
+    }
+}
+
+/// Registers `snapshot` (prefix `bauxite`) in `registry`, fixed: what a scrape of a shaper in
+/// that state exports.
+pub fn register_snapshot(registry: &mut Registry, snapshot: ShaperSnapshot) {
+    registry.sub_registry_with_prefix("bauxite").register_collector(Box::new(FixedSnapshot(snapshot)));
+}
+
 impl Collector for ShaperCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
         let snapshot = self.reader.lock().unwrap_or_else(|e| e.into_inner()).read();
@@ -268,18 +270,9 @@ mod tests {
     use super::*;
     use bauxite_core::LaneSnapshot;
 
-    #[derive(Debug)]
-    struct Fixed(ShaperSnapshot);
-
-    impl Collector for Fixed {
-        fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-            encode_snapshot(&self.0, &mut encoder)
-        }
-    }
-
     fn text(s: ShaperSnapshot) -> String {
         let mut registry = Registry::default();
-        registry.sub_registry_with_prefix("bauxite").register_collector(Box::new(Fixed(s)));
+        register_snapshot(&mut registry, s);
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &registry).unwrap();
         out
