@@ -2009,7 +2009,7 @@ _bauxite() {
             return 0
             ;;
         bauxite__subcmd__up)
-            opts="-h --iface --profile --config --rate --gateway-iface --attach --metrics --help"
+            opts="-h --iface --profile --config --rate --gateway-iface --attach --metrics --ingress --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2040,6 +2040,10 @@ _bauxite() {
                     return 0
                     ;;
                 --metrics)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ingress)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

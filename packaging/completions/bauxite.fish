@@ -49,6 +49,7 @@ complete -c bauxite -n "__fish_bauxite_using_subcommand up" -l rate -d 'The link
 complete -c bauxite -n "__fish_bauxite_using_subcommand up" -l gateway-iface -d 'Also drop bulk early at this ingress interface with XDP (forwarding boxes)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand up" -l attach -d 'How to attach the classifier: tcx links where the kernel has them (6.6+), else a clsact filter (auto); or force one (tcx is refused on a kernel without it)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand up" -l metrics -d 'Serve Prometheus metrics on http://ADDR/metrics (overrides the profile\'s `metrics`): PORT listens on 127.0.0.1 only; write HOST:PORT to listen elsewhere' -r
+complete -c bauxite -n "__fish_bauxite_using_subcommand up" -l ingress -d 'Also shape the interface\'s ingress (the downlink) at this rate, through an IFB device: the profile\'s `direction: both` (or `down`) with `ingress.rate` RATE' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand up" -s h -l help -d 'Print help'
 complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -l trials -d 'Trials (each runs both phases)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -l duration -d 'Seconds per phase (at least 8 on the seed\'s link: it drops at 5 s and figures start 1 s later; with --link, 3 s after its first timed change)' -r

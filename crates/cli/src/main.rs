@@ -51,6 +51,10 @@ enum Command {
         /// PORT listens on 127.0.0.1 only; write HOST:PORT to listen elsewhere.
         #[arg(long, value_name = "ADDR")]
         metrics: Option<bauxite_metrics::MetricsAddr>,
+        /// Also shape the interface's ingress (the downlink) at this rate, through an IFB
+        /// device: the profile's `direction: both` (or `down`) with `ingress.rate` RATE.
+        #[arg(long, value_name = "RATE")]
+        ingress: Option<bauxite_core::BitRate>,
     },
     /// The seed-000 reference demo: the standard stack against Bauxite on a link that drops to 1.5 Mbit/s.
     Demo {
@@ -169,7 +173,13 @@ enum ProfileCommand {
 }
 
 /// The profile `up` runs, validated once: the file's or the built-in one, with `--rate`.
-fn load_profile(profile: &str, config: Option<&PathBuf>, rate: Option<RateSetting>) -> Result<ValidatedProfile> {
+/// The profile `up` runs: the file or the built-in, with `--rate` and `--ingress` applied.
+fn load_profile(
+    profile: &str,
+    config: Option<&PathBuf>,
+    rate: Option<RateSetting>,
+    ingress: Option<bauxite_core::BitRate>,
+) -> Result<ValidatedProfile> {
     let p = match config {
         Some(path) => bauxite_core::load_profile(path)?,
         None => Profile::builtin(profile)
@@ -177,19 +187,24 @@ fn load_profile(profile: &str, config: Option<&PathBuf>, rate: Option<RateSettin
             .validate()
             .with_context(|| format!("the built-in profile `{profile}`"))?,
     };
-    match rate {
-        Some(rate) => p.with_rate(rate).context("--rate"),
+    let p = match rate {
+        Some(rate) => p.with_rate(rate).context("--rate")?,
+        None => p,
+    };
+    match ingress {
+        Some(rate) => p.with_ingress(rate).context("--ingress"),
         None => Ok(p),
     }
 }
 
-/// Serves `iface`'s shaper metrics (and what is already in `registry`) on `addr` until dropped.
+/// Serves the shaper metrics of `ifaces` (and what is already in `registry`) on `addr` until
+/// dropped.
 fn serve_shaper_metrics(
-    iface: &str,
+    ifaces: &[String],
     addr: bauxite_metrics::MetricsAddr,
     mut registry: bauxite_metrics::Registry,
 ) -> Result<bauxite_metrics::MetricsServer> {
-    bauxite_shaper::metrics::ShaperCollector::new(iface)?.register(&mut registry);
+    bauxite_shaper::metrics::ShaperCollector::new(ifaces)?.register(&mut registry);
     Ok(bauxite_metrics::MetricsServer::start(addr, registry)?)
 }
 
@@ -249,24 +264,33 @@ fn reload_on_sighup(
     profile: String,
     config: Option<PathBuf>,
     rate: Option<RateSetting>,
+    ingress: Option<bauxite_core::BitRate>,
 ) -> Result<bauxite_shaper::Reload> {
     let requested = Arc::new(AtomicBool::new(false));
-    signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(&requested))
-        .context("installing the SIGHUP handler")?;
-    let load = move || load_profile(&profile, config.as_ref(), rate).map_err(|e| format!("{e:#}"));
-    Ok(bauxite_shaper::Reload { requested, load: Arc::new(load) })
+    let requested_ingress = Arc::new(AtomicBool::new(false));
+    for flag in [&requested, &requested_ingress] {
+        signal_hook::flag::register(signal_hook::consts::SIGHUP, Arc::clone(flag))
+            .context("installing the SIGHUP handler")?;
+    }
+    let load = move || load_profile(&profile, config.as_ref(), rate, ingress).map_err(|e| format!("{e:#}"));
+    Ok(bauxite_shaper::Reload { requested, requested_ingress, load: Arc::new(load) })
 }
 
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
-        Command::Up { iface, profile, config, rate, gateway_iface, attach, metrics } => {
-            let reload = reload_on_sighup(profile.clone(), config.clone(), rate)?;
-            let profile = load_profile(&profile, config.as_ref(), rate)?;
+        Command::Up { iface, profile, config, rate, gateway_iface, attach, metrics, ingress } => {
+            let reload = reload_on_sighup(profile.clone(), config.clone(), rate, ingress)?;
+            let profile = load_profile(&profile, config.as_ref(), rate, ingress)?;
             let stop = stop_on_signals()?;
             let metrics = metrics.or(profile.metrics);
             let mut registry = bauxite_metrics::Registry::default();
             let probe_rtt = metrics.map(|_| bauxite_shaper::metrics::probe_rtt_histogram(&mut registry, &iface));
-            let _metrics = metrics.map(|addr| serve_shaper_metrics(&iface, addr, registry)).transpose()?;
+            // The downlink's shaper is on the IFB device, with an `iface` label of its own.
+            let mut shaped = vec![iface.clone()];
+            if profile.direction.shapes_ingress() {
+                shaped.push(bauxite_shaper::ingress::device_name(&iface));
+            }
+            let _metrics = metrics.map(|addr| serve_shaper_metrics(&shaped, addr, registry)).transpose()?;
             if let Some(settings) = profile.diagnostics.clone() {
                 publish_shaper_diagnostics(&iface, settings, Arc::clone(&stop))?;
             }

@@ -123,7 +123,7 @@ fn metrics_page() -> Result<String> {
         lanes: vec![lane],
         ..bauxite_core::ShaperSnapshot::down("wwan0")
     };
-    bauxite_shaper::metrics::register_snapshot(&mut shaper, running);
+    bauxite_shaper::metrics::register_snapshots(&mut shaper, vec![running]);
     bauxite_shaper::metrics::probe_rtt_histogram(&mut shaper, "wwan0");
     let mut reflector = bauxite_metrics::Registry::default();
     bauxite_shaper::metrics::ReflectorMetrics::register(&mut reflector);

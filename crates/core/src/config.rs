@@ -383,6 +383,30 @@ default_lane: bulk
     }
 
     #[test]
+    fn shaping_the_downlink_needs_its_rate_and_bad_values_are_located() {
+        let both = format!("{GOOD}direction: both\ningress: {{rate: 20mbit}}\n");
+        let p = parse(&both).unwrap();
+        let ingress = p.for_ingress().expect("direction both shapes the downlink");
+        assert_eq!(ingress.rate, crate::RateSetting::Fixed(crate::BitRate::from_bps(20_000_000)));
+        assert_eq!((ingress.headroom, ingress.lanes.len()), (0.9, p.lanes.len()));
+        assert!(ingress.metrics.is_none() && ingress.for_ingress().is_none());
+        assert!(parse(GOOD).unwrap().for_ingress().is_none(), "direction up by default");
+        let cases = [
+            (format!("{GOOD}direction: both\n"), 10, "direction"),
+            (format!("{GOOD}direction: sideways\n"), 10, "direction"),
+            (format!("{GOOD}ingress: {{rate: 20mbit}}\n"), 10, "ingress"),
+            (format!("{GOOD}direction: down\ningress: {{rate: 1bit}}\n"), 11, "ingress.rate"),
+            (format!("{GOOD}direction: down\ningress: {{rate: 20mbit, headroom: 0.1}}\n"), 11, "ingress.headroom"),
+            (format!("{GOOD}direction: down\ningress: {{rate: 20mbit, burst: 3}}\n"), 11, "ingress"),
+        ];
+        for (text, line, key) in cases {
+            let e = parse(&text).unwrap_err();
+            assert_eq!(e.line, Some(line), "{text}\n{e}");
+            assert!(e.key.as_deref().is_some_and(|k| k.starts_with(key)), "{key}: {e}");
+        }
+    }
+
+    #[test]
     fn builtins_round_trip_through_yaml() {
         for name in crate::profile::BUILTIN_PROFILES {
             let p = Profile::builtin(name).unwrap();

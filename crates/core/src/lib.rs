@@ -35,8 +35,9 @@ pub use metrics_addr::MetricsAddr;
 pub use orchestrator::OrchestratorLane;
 pub use out_dir::{OutDirError, ensure_writable_dir};
 pub use profile::{
-    AutoRatePolicy, BUILTIN_PROFILES, CongestionPolicy, DEFAULT_REFLECTOR_PORT, EarlyDropPolicy,
-    HTB_DEFAULT_BURST_BYTES, PACED_BURST, Profile, ProfileError, RateSetting, Targets, paced_burst_bytes,
+    AutoRatePolicy, BUILTIN_PROFILES, CongestionPolicy, DEFAULT_REFLECTOR_PORT, Direction, EarlyDropPolicy,
+    HTB_DEFAULT_BURST_BYTES, IngressPolicy, PACED_BURST, Profile, ProfileError, RateSetting, Targets,
+    paced_burst_bytes,
 };
 pub use reflector::{ICMP_PROBE_DSCP, MAX_REFLECTORS, Reflector};
 pub use shaper_snapshot::{DaemonState, LaneSnapshot, ShaperSnapshot};

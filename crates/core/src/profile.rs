@@ -50,6 +50,72 @@ pub struct Profile {
     /// Publish the shaper's state as ROS 2 diagnostics (`bauxite up`); off when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<crate::diagnostics::DiagnosticsSettings>,
+    /// Which directions of the link `bauxite up` shapes: `up` (the interface's egress, the
+    /// robot's uplink), `down` (its ingress, the downlink, through an IFB device) or `both`.
+    /// `down` and `both` need `ingress`.
+    #[serde(default, skip_serializing_if = "Direction::is_up")]
+    pub direction: Direction,
+    /// The downlink, shaped on the interface's ingress (`direction: down` or `both`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingress: Option<IngressPolicy>,
+}
+
+/// Which directions of the link are shaped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// The interface's egress only (the robot's uplink).
+    #[default]
+    Up,
+    /// Its ingress only (the downlink), redirected through an IFB device.
+    Down,
+    /// Both.
+    Both,
+}
+
+impl Direction {
+    /// Whether the egress is shaped.
+    pub fn shapes_egress(self) -> bool {
+        matches!(self, Direction::Up | Direction::Both)
+    }
+
+    /// Whether the ingress is shaped.
+    pub fn shapes_ingress(self) -> bool {
+        matches!(self, Direction::Down | Direction::Both)
+    }
+
+    fn is_up(&self) -> bool {
+        *self == Direction::Up
+    }
+}
+
+/// The downlink as the robot shapes it on its own ingress. The far end's queue (the
+/// tower's, the base's) cannot be reordered from here: ingress shaping only works by
+/// discarding bulk early, below the downlink's rate, so that a TCP sender backs off
+/// before that queue fills. An unresponsive UDP flood keeps it full whatever is done here.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IngressPolicy {
+    /// The downlink's rate.
+    #[schemars(extend("x-range" = "64kbit to 100gbit"))]
+    pub rate: BitRate,
+    /// The fraction of `rate` the ingress lanes are shaped to. Lower than the uplink's
+    /// `headroom` by default: a TCP sender's burst arrives at the downlink's full rate, and
+    /// only a clear margin lets the far queue drain between bursts.
+    #[serde(default = "default_ingress_headroom")]
+    #[schemars(range(min = crate::validate::MIN_HEADROOM, max = 1.0))]
+    pub headroom: f64,
+}
+
+fn default_ingress_headroom() -> f64 {
+    0.9
+}
+
+impl IngressPolicy {
+    /// A downlink of `rate` with the default headroom.
+    pub fn at(rate: BitRate) -> Self {
+        Self { rate, headroom: default_ingress_headroom() }
+    }
 }
 
 /// The UDP port `bauxite reflect` listens on unless told otherwise.
@@ -449,6 +515,8 @@ impl Profile {
             targets: Targets::default(),
             metrics: None,
             diagnostics: None,
+            direction: Direction::Up,
+            ingress: None,
         }
     }
 
@@ -487,6 +555,8 @@ impl Profile {
             targets: Targets::default(),
             metrics: None,
             diagnostics: None,
+            direction: Direction::Up,
+            ingress: None,
         }
     }
 

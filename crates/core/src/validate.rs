@@ -14,7 +14,10 @@ use serde::{Serialize, Serializer};
 
 use crate::config::{self, Shown};
 use crate::lane::{Lane, MAX_LANES, MAX_RULES, Match, PacketKey, Rule};
-use crate::profile::{AutoRatePolicy, CongestionPolicy, EarlyDropPolicy, Profile, ProfileError, RateSetting, Targets};
+use crate::profile::{
+    AutoRatePolicy, CongestionPolicy, Direction, EarlyDropPolicy, IngressPolicy, Profile, ProfileError, RateSetting,
+    Targets,
+};
 use crate::reflector::{MAX_REFLECTORS, Reflector};
 use crate::units::BitRate;
 
@@ -116,6 +119,34 @@ impl ValidatedProfile {
         &self.reflectors
     }
 
+    /// What shapes the downlink, when this profile shapes it: the same lanes and rules at
+    /// the fixed `ingress.rate` and `ingress.headroom`, and nothing that belongs to the
+    /// egress daemon alone (probes, metrics, diagnostics).
+    pub fn for_ingress(&self) -> Option<ValidatedProfile> {
+        let ingress = self.profile.ingress.as_ref().filter(|_| self.profile.direction.shapes_ingress())?;
+        let mut profile = self.profile.clone();
+        profile.rate = RateSetting::Fixed(ingress.rate);
+        profile.headroom = ingress.headroom;
+        profile.auto_rate = AutoRatePolicy::default();
+        profile.metrics = None;
+        profile.diagnostics = None;
+        profile.direction = Direction::Up;
+        profile.ingress = None;
+        Some(ValidatedProfile { profile, reflectors: Vec::new(), ..self.clone() })
+    }
+
+    /// This profile with the downlink shaped too at `rate` (the command line's
+    /// `--ingress`): `direction: down` stays, `up` becomes `both`.
+    pub fn with_ingress(mut self, rate: BitRate) -> Result<Self, ProfileError> {
+        check_link_rate("ingress.rate", rate)?;
+        let kept = self.profile.ingress.as_ref().map(|i| IngressPolicy { rate, headroom: i.headroom });
+        self.profile.ingress = Some(kept.unwrap_or_else(|| IngressPolicy::at(rate)));
+        if self.profile.direction == Direction::Up {
+            self.profile.direction = Direction::Both;
+        }
+        Ok(self)
+    }
+
     /// This profile with another link rate (the command line's `--rate`): only the
     /// rate is checked again.
     pub fn with_rate(mut self, rate: RateSetting) -> Result<Self, ProfileError> {
@@ -160,6 +191,7 @@ impl Profile {
         let reflectors = check_auto_rate(&self.auto_rate)?;
         check_rate(self.rate, &reflectors)?;
         check_targets(&self.targets)?;
+        check_ingress(self.direction, self.ingress.as_ref())?;
         if let Some(d) = &self.diagnostics {
             check_diagnostics(d)?;
         }
@@ -257,6 +289,29 @@ fn check_rate(rate: RateSetting, reflectors: &[Reflector]) -> Result<(), Profile
              host that answers ping (icmp:10.0.0.2)",
         )),
         RateSetting::Auto => Ok(()),
+    }
+}
+
+/// `direction: down` or `both` needs the downlink's rate; an `ingress` that nothing uses is
+/// a mistake worth naming (the robot's downlink would stay unprotected while the file says
+/// otherwise).
+fn check_ingress(direction: Direction, ingress: Option<&IngressPolicy>) -> Result<(), ProfileError> {
+    match (direction.shapes_ingress(), ingress) {
+        (true, None) => Err(ProfileError::new(
+            "direction",
+            Some(format!("{direction:?}").to_lowercase()),
+            "shaping the downlink needs its rate: add `ingress: {rate: 20mbit}` (the downlink's rate)",
+        )),
+        (false, Some(_)) => Err(ProfileError::new(
+            "ingress",
+            None,
+            "`ingress` is given but `direction` is `up`: set `direction: both` (or `down`) to shape the downlink",
+        )),
+        (_, Some(i)) => {
+            check_link_rate("ingress.rate", i.rate)?;
+            within("ingress.headroom", i.headroom, MIN_HEADROOM..=1.0, "shaping under half the link wastes it")
+        }
+        (false, None) => Ok(()),
     }
 }
 

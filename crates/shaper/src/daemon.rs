@@ -45,6 +45,10 @@ pub struct UpOptions {
     pub reload: Option<Reload>,
     /// How to attach the classifier (`--attach`).
     pub attach: AttachRequest,
+    /// Whether packets start with an Ethernet header, when `iface` is the downlink's IFB
+    /// device: they are the redirected interface's packets, not the IFB's. `None`: from
+    /// `iface` itself.
+    l2_header: Option<bool>,
 }
 
 impl UpOptions {
@@ -58,6 +62,7 @@ impl UpOptions {
             probe_rtt: None,
             reload: None,
             attach: AttachRequest::Auto,
+            l2_header: None,
         }
     }
 }
@@ -190,6 +195,8 @@ struct Preflight {
     probe_rtt: Option<prometheus_client::metrics::histogram::Histogram>,
     reload: Option<Reload>,
     link: Link,
+    /// Packets start with an Ethernet header ([`UpOptions::l2_header`]).
+    l2_header: bool,
     state_dir: StateDir,
     /// What the kernel lacks, the fallbacks taken and the attach mode.
     features: FeatureReport,
@@ -199,7 +206,7 @@ struct Preflight {
 /// killed daemon left behind on this very interface.
 fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
     require_root("`bauxite up` attaches eBPF programs and qdiscs")?;
-    let UpOptions { iface, mut profile, gateway_iface, lease, probe_rtt, reload, attach } = options;
+    let UpOptions { iface, mut profile, gateway_iface, lease, probe_rtt, reload, attach, l2_header } = options;
     let features = features::check(&KernelFacts::probe(), attach, gateway_iface.is_some())?;
     let reflectors = match profile.rate {
         RateSetting::Auto => with_probe_rules(&mut profile)?,
@@ -227,8 +234,9 @@ fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
         return Err(foreign(&iface, q));
     }
     // A previous daemon that was killed may have left its tree and settings behind.
-    down(&iface)?;
+    down_one(&iface)?;
     let link = find_link(&mut rtnl, &iface)?;
+    let l2_header = l2_header.unwrap_or(link.l2_header);
     Ok(Preflight {
         iface,
         profile,
@@ -239,6 +247,7 @@ fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
         probe_rtt,
         reload,
         link,
+        l2_header,
         state_dir,
         features,
     })
@@ -265,7 +274,7 @@ fn install(pre: &Preflight, rate: BitRate) -> Result<Attached, ShaperError> {
         heartbeat_ns: monotonic_ns(),
         lease_ns: pre.lease.as_nanos() as u64,
         congested: 0,
-        l2_header: u32::from(pre.link.l2_header),
+        l2_header: u32::from(pre.l2_header),
     };
     datapath.maps.set_control(&control)?;
 
@@ -341,7 +350,67 @@ fn lane_snapshots(profile: &ValidatedProfile) -> Vec<LaneSnapshot> {
 /// then takes everything off again. Errors leave the interface as it was. Exits
 /// with [`ShaperError::InterfaceGone`] when the interface is deleted or replaced
 /// under it, so that a supervisor (systemd) starts a new `up` on the new one.
+///
+/// With `direction: down` or `both`, the downlink is shaped too: a second shaper runs on
+/// the IFB device the interface's ingress is redirected to ([`crate::ingress`]), with the
+/// profile's [`ValidatedProfile::for_ingress`]. When either shaper ends, both do.
 pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperError> {
+    let Some(ingress_profile) = options.profile.for_ingress() else { return run_one(options, stop) };
+    require_root("`bauxite up` attaches eBPF programs and qdiscs")?;
+    let mut rtnl = open_rtnl()?;
+    let link = find_link(&mut rtnl, &options.iface)?;
+    let device = crate::ingress::device_name(&options.iface);
+    let state_dir = StateDir::of(&rtnl);
+    for name in [&options.iface, &device] {
+        if let Some(previous) = state_dir.load(name).ok().flatten()
+            && previous.owner.daemon_alive()
+            && (name != &options.iface || previous.owner.ifindex == link.index)
+        {
+            return Err(ShaperError::AlreadyRunning { iface: options.iface.clone(), pid: previous.owner.pid });
+        }
+    }
+    let mut path = crate::ingress::IngressPath::create(&options.iface)?;
+    let ingress = UpOptions {
+        iface: path.device.clone(),
+        profile: ingress_profile,
+        gateway_iface: None,
+        lease: options.lease,
+        probe_rtt: None,
+        reload: options.reload.as_ref().map(Reload::for_ingress),
+        attach: options.attach,
+        l2_header: Some(link.l2_header),
+    };
+    // Whichever shaper ends first ends the other: a daemon half up is not what was asked.
+    let ending = |result: Result<(), ShaperError>, stop: &AtomicBool| {
+        stop.store(true, Ordering::Relaxed);
+        result
+    };
+    let egress = options.profile.direction.shapes_egress().then_some(options);
+    let stop_ingress = Arc::clone(&stop);
+    let ingress = std::thread::Builder::new()
+        .name("bx-ingress".into())
+        .spawn(move || ending(run_one(ingress, Arc::clone(&stop_ingress)), &stop_ingress))
+        .map_err(ShaperError::io("starting the ingress shaper's thread"))?;
+    // The IFB flows unshaped until its tree is up, so redirecting at once loses nothing.
+    let redirected = path.redirect();
+    let egress = match (&redirected, egress) {
+        (Ok(()), Some(options)) => ending(run_one(options, Arc::clone(&stop)), &stop),
+        _ => {
+            if redirected.is_err() {
+                stop.store(true, Ordering::Relaxed);
+            }
+            Ok(())
+        }
+    };
+    let ingress = ingress
+        .join()
+        .unwrap_or_else(|_| Err(ShaperError::io("the ingress shaper")(std::io::Error::other("it panicked"))));
+    drop(path);
+    redirected.and(egress).and(ingress)
+}
+
+/// [`run_up`] of one direction: the profile on `options.iface`'s egress.
+fn run_one(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperError> {
     let pre = preflight(options)?;
     let link_rate = match pre.profile.rate {
         RateSetting::Fixed(r) => r,
@@ -860,6 +929,8 @@ fn with_probe_rules(profile: &mut ValidatedProfile) -> Result<Vec<Reflector>, Sh
 /// What `down` found and removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DownReport {
+    /// The interface.
+    pub iface: String,
     /// A running daemon was asked to stop.
     pub stopped_daemon: Option<u32>,
     /// Bauxite's HTB root qdisc was removed.
@@ -875,6 +946,8 @@ pub struct DownReport {
     /// The state file was about an interface that is gone (deleted, maybe recreated
     /// under the same name): removed without restoring anything from it.
     pub stale_state: bool,
+    /// What of the downlink's shaping was removed: the redirect and the IFB device.
+    pub ingress: crate::ingress::Removed,
 }
 
 impl std::fmt::Display for DownReport {
@@ -901,6 +974,12 @@ impl std::fmt::Display for DownReport {
         } else if self.removed_state {
             done.push("removed the state file".into());
         }
+        if self.ingress.redirect {
+            done.push("removed the ingress redirect".into());
+        }
+        if self.ingress.device {
+            done.push(format!("removed the ingress device {}", crate::ingress::device_name(&self.iface)));
+        }
         if done.is_empty() { f.write_str("nothing to remove") } else { f.write_str(&done.join(", ")) }
     }
 }
@@ -914,6 +993,8 @@ impl DownReport {
             || self.removed_clsact
             || self.restored_gso.is_some()
             || self.removed_state
+            || self.ingress.redirect
+            || self.ingress.device
     }
 }
 
@@ -937,11 +1018,29 @@ fn stop_daemon(iface: &str, owner: &Owner) -> Result<Option<u32>, ShaperError> {
     Ok(Some(owner.pid))
 }
 
-/// Removes everything Bauxite attached to `iface`; safe to run any number of times,
-/// with or without a daemon, also after the daemon was killed. Touches only
-/// Bauxite's own tree, and restores settings only from a state about this very
-/// interface (same index); refuses an `htb ba:` root that lacks Bauxite's marker.
+/// Removes everything Bauxite attached to `iface`, both directions; safe to run any
+/// number of times, with or without a daemon, also after the daemon was killed. Touches
+/// only Bauxite's own tree, redirect and device, and restores settings only from a state
+/// about this very interface (same index); refuses an `htb ba:` root that lacks
+/// Bauxite's marker. An interface that is gone (a modem unplugged) still has its
+/// ingress device removed.
 pub fn down(iface: &str) -> Result<DownReport, ShaperError> {
+    require_root("`bauxite down` removes qdiscs and eBPF programs")?;
+    let ns = Netns::current();
+    // The daemon first (its own exit removes the redirect before the device), then the
+    // egress, then whatever ingress a killed daemon left.
+    let mut report = match down_one(iface) {
+        Err(ShaperError::NoSuchInterface(_)) if crate::ingress::leftover(&ns, iface) => DownReport::default(),
+        other => other?,
+    };
+    report.ingress = crate::ingress::remove(&ns, iface)?;
+    report.iface = iface.to_string();
+    Ok(report)
+}
+
+/// [`down`] of one interface's egress: the daemon, the classifier, the tree, the
+/// settings and the state file.
+pub(crate) fn down_one(iface: &str) -> Result<DownReport, ShaperError> {
     require_root("`bauxite down` removes qdiscs and eBPF programs")?;
     let mut rtnl = open_rtnl()?;
     let link = find_link(&mut rtnl, iface)?;
@@ -954,7 +1053,7 @@ pub fn down(iface: &str) -> Result<DownReport, ShaperError> {
     {
         return Err(foreign(iface, q.clone()));
     }
-    let mut report = DownReport::default();
+    let mut report = DownReport { iface: iface.to_string(), ..Default::default() };
     let remove_state = |dir: &StateDir| dir.remove(iface).map_err(ShaperError::io("removing the state file"));
     let previous = match state_dir.load(iface) {
         Ok(previous) => previous,

@@ -21,6 +21,7 @@ pub mod controller;
 pub mod daemon;
 pub mod diagnostics;
 pub mod features;
+pub mod ingress;
 pub mod metrics;
 pub mod plan;
 pub mod reflect;
@@ -70,6 +71,17 @@ pub enum ShaperError {
     ForeignBauxiteHandle {
         /// The interface.
         iface: String,
+    },
+    /// An interface of the name Bauxite gives its ingress device exists and is not Bauxite's.
+    #[error(
+        "{device} exists and is not Bauxite's ingress device for {iface} (not an IFB with the alias \
+         `bauxite ingress of {iface}`); Bauxite leaves it alone: remove or rename it to shape {iface}'s ingress"
+    )]
+    ForeignIngressDevice {
+        /// The interface whose ingress was to be shaped.
+        iface: String,
+        /// The device's name.
+        device: String,
     },
     /// The interface was deleted or replaced under a running daemon.
     #[error(

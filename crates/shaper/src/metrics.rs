@@ -13,7 +13,7 @@
 
 use std::sync::Mutex;
 
-use bauxite_core::{DaemonState, ShaperSnapshot};
+use bauxite_core::{DaemonState, LaneSnapshot, ShaperSnapshot};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
@@ -27,22 +27,24 @@ use prometheus_client::registry::Registry;
 use crate::StatusReader;
 use crate::reflect::Refusal;
 
-/// Reads the shaper on one interface at each scrape.
+/// Reads the shaper on each of its interfaces at each scrape: the uplink's, and the
+/// downlink's IFB device when the ingress is shaped too.
 pub struct ShaperCollector {
-    iface: String,
-    reader: Mutex<StatusReader>,
+    readers: Mutex<Vec<StatusReader>>,
+    ifaces: Vec<String>,
 }
 
 impl std::fmt::Debug for ShaperCollector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ShaperCollector").field("iface", &self.iface).finish_non_exhaustive()
+        f.debug_struct("ShaperCollector").field("ifaces", &self.ifaces).finish_non_exhaustive()
     }
 }
 
 impl ShaperCollector {
-    /// A collector of `iface` in the calling thread's network namespace.
-    pub fn new(iface: &str) -> Result<Self, crate::ShaperError> {
-        Ok(Self { iface: iface.to_string(), reader: Mutex::new(StatusReader::new(iface)?) })
+    /// A collector of `ifaces` in the calling thread's network namespace.
+    pub fn new(ifaces: &[String]) -> Result<Self, crate::ShaperError> {
+        let readers = ifaces.iter().map(|i| StatusReader::new(i)).collect::<Result<_, _>>()?;
+        Ok(Self { readers: Mutex::new(readers), ifaces: ifaces.to_vec() })
     }
 
     /// Registers it (prefix `bauxite`) in `registry`.
@@ -67,43 +69,47 @@ fn family<'a, V, M: EncodeMetric>(
     Ok(())
 }
 
-/// Encodes a snapshot (separate from the reading, so a fixed one can be served too).
-fn encode_snapshot(s: &ShaperSnapshot, encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
+/// Encodes snapshots, one per shaped interface (the uplink's, and the downlink's IFB),
+/// each family once with a series per interface: Prometheus refuses a family given twice.
+/// Separate from the reading, so fixed ones can be served too.
+fn encode_snapshots(all: &[ShaperSnapshot], encoder: &mut DescriptorEncoder) -> Result<(), std::fmt::Error> {
     use MetricType::{Counter, Gauge};
-    let iface: &Labels = &[("iface", &s.iface)];
-    let running = s.daemon == DaemonState::Running;
+    let ifaces: Vec<[(&str, &str); 1]> = all.iter().map(|s| [("iface", s.iface.as_str())]).collect();
     family(
         encoder,
         ("shaper_running", "1 while a daemon renews its lease and the lanes are enforced", Gauge),
         ConstGauge::new,
-        [(iface, i64::from(running))],
+        ifaces.iter().zip(all).map(|(k, s)| (&k[..], i64::from(s.daemon == DaemonState::Running))),
     )?;
-    if !running {
+    let running: Vec<(&Labels, &ShaperSnapshot)> =
+        ifaces.iter().zip(all).filter(|(_, s)| s.daemon == DaemonState::Running).map(|(k, s)| (&k[..], s)).collect();
+    if running.is_empty() {
         return Ok(());
     }
+    let per_iface = |f: fn(&ShaperSnapshot) -> i64| running.iter().map(move |&(k, s)| (k, f(s)));
     family(
         encoder,
         ("congested", "1 while the link is congested (bulk lanes dropped early)", Gauge),
         ConstGauge::new,
-        [(iface, i64::from(s.congested))],
+        per_iface(|s| i64::from(s.congested)),
     )?;
     family(
         encoder,
         ("congestion_episodes", "Congested episodes so far", Counter),
         ConstCounter::new,
-        [(iface, s.congestion_episodes)],
+        running.iter().map(|&(k, s)| (k, s.congestion_episodes)),
     )?;
     family(
         encoder,
         ("link_rate_bits_per_second", "The link rate: fixed, or the auto-rate estimate", Gauge),
         ConstGauge::new,
-        [(iface, s.link_rate_bps as i64)],
+        per_iface(|s| s.link_rate_bps as i64),
     )?;
     family(
         encoder,
         ("shaped_rate_bits_per_second", "The rate the lanes are shaped to", Gauge),
         ConstGauge::new,
-        [(iface, s.rate_bps as i64)],
+        per_iface(|s| s.rate_bps as i64),
     )?;
     family(
         encoder,
@@ -113,12 +119,13 @@ fn encode_snapshot(s: &ShaperSnapshot, encoder: &mut DescriptorEncoder) -> Resul
             Gauge,
         ),
         ConstGauge::new,
-        [(iface, i64::from(s.link_estimate_failing))],
+        per_iface(|s| i64::from(s.link_estimate_failing)),
     )?;
-    let lanes: Vec<[(&str, &str); 2]> =
-        s.lanes.iter().map(|l| [("iface", s.iface.as_str()), ("lane", l.name.as_str())]).collect();
-    let per_lane =
-        |f: fn(&bauxite_core::LaneSnapshot) -> u64| lanes.iter().zip(&s.lanes).map(move |(k, l)| (&k[..], f(l)));
+    let lanes: Vec<([(&str, &str); 2], &LaneSnapshot)> = running
+        .iter()
+        .flat_map(|&(_, s)| s.lanes.iter().map(|l| ([("iface", s.iface.as_str()), ("lane", l.name.as_str())], l)))
+        .collect();
+    let per_lane = |f: fn(&LaneSnapshot) -> u64| lanes.iter().map(move |(k, l)| (&k[..], f(l)));
     family(
         encoder,
         ("lane_packets", "Packets the classifier put in the lane (dropped ones included)", Counter),
@@ -143,7 +150,7 @@ fn encode_snapshot(s: &ShaperSnapshot, encoder: &mut DescriptorEncoder) -> Resul
         ConstCounter::new,
         per_lane(|l| l.queue_drops),
     )?;
-    let gauge = |f: fn(&bauxite_core::LaneSnapshot) -> u64| per_lane(f).map(|(k, v)| (k, v as i64));
+    let gauge = |f: fn(&LaneSnapshot) -> u64| per_lane(f).map(|(k, v)| (k, v as i64));
     family(
         encoder,
         ("lane_backlog_packets", "Packets waiting in the lane's queue", Gauge),
@@ -156,8 +163,7 @@ fn encode_snapshot(s: &ShaperSnapshot, encoder: &mut DescriptorEncoder) -> Resul
         ConstGauge::new,
         gauge(|l| l.backlog_bytes),
     )?;
-    let ratio =
-        |f: fn(&bauxite_core::LaneSnapshot) -> f64| lanes.iter().zip(&s.lanes).map(move |(k, l)| (&k[..], f(l)));
+    let ratio = |f: fn(&LaneSnapshot) -> f64| lanes.iter().map(move |(k, l)| (&k[..], f(l)));
     family(
         encoder,
         ("lane_queue_delay_seconds", "Estimated queue delay of the lane", Gauge),
@@ -234,34 +240,38 @@ impl ReflectorMetrics {
     }
 }
 
-/// A shaper snapshot that never changes, served as [`ShaperCollector`] serves a live one: the
+/// Shaper snapshots that never change, served as [`ShaperCollector`] serves live ones: the
 /// tests' scrapes and the example the metrics reference page is generated from.
 #[derive(Debug)]
-struct FixedSnapshot(ShaperSnapshot);
+struct FixedSnapshots(Vec<ShaperSnapshot>);
 
-impl Collector for FixedSnapshot {
+impl Collector for FixedSnapshots {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        encode_snapshot(&self.0, &mut encoder)
+        encode_snapshots(&self.0, &mut encoder)
     }
 }
 
-/// Registers `snapshot` (prefix `bauxite`) in `registry`, fixed: what a scrape of a shaper in
-/// that state exports.
-pub fn register_snapshot(registry: &mut Registry, snapshot: ShaperSnapshot) {
-    registry.sub_registry_with_prefix("bauxite").register_collector(Box::new(FixedSnapshot(snapshot)));
+/// Registers `snapshots` (prefix `bauxite`) in `registry`, fixed: what a scrape of shapers
+/// in those states exports.
+pub fn register_snapshots(registry: &mut Registry, snapshots: Vec<ShaperSnapshot>) {
+    registry.sub_registry_with_prefix("bauxite").register_collector(Box::new(FixedSnapshots(snapshots)));
 }
 
 impl Collector for ShaperCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
-        let snapshot = self.reader.lock().unwrap_or_else(|e| e.into_inner()).read();
-        match snapshot {
-            Ok(s) => encode_snapshot(&s, &mut encoder),
-            Err(e) => {
-                // A failed read is a scrape without lane figures, not a failed scrape.
-                tracing::warn!(iface = self.iface, "reading the shaper for metrics: {e}");
-                encode_snapshot(&ShaperSnapshot::down(self.iface.clone()), &mut encoder)
-            }
-        }
+        let mut readers = self.readers.lock().unwrap_or_else(|e| e.into_inner());
+        let snapshots: Vec<ShaperSnapshot> = readers
+            .iter_mut()
+            .zip(&self.ifaces)
+            .map(|(reader, iface)| {
+                reader.read().unwrap_or_else(|e| {
+                    // A failed read is a scrape without lane figures, not a failed scrape.
+                    tracing::warn!(iface, "reading the shaper for metrics: {e}");
+                    ShaperSnapshot::down(iface.clone())
+                })
+            })
+            .collect();
+        encode_snapshots(&snapshots, &mut encoder)
     }
 }
 
@@ -272,7 +282,7 @@ mod tests {
 
     fn text(s: ShaperSnapshot) -> String {
         let mut registry = Registry::default();
-        register_snapshot(&mut registry, s);
+        register_snapshots(&mut registry, vec![s]);
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &registry).unwrap();
         out
@@ -313,6 +323,30 @@ mod tests {
         ] {
             assert!(out.contains(&format!("{line}\n")), "no `{line}` in:\n{out}");
         }
+    }
+
+    #[test]
+    fn the_uplink_and_the_downlink_share_each_family() {
+        let running = |iface: &str| ShaperSnapshot {
+            daemon: DaemonState::Running,
+            lanes: vec![LaneSnapshot { name: "critical".into(), packets: 4, ..Default::default() }],
+            ..ShaperSnapshot::down(iface)
+        };
+        let mut registry = Registry::default();
+        register_snapshots(&mut registry, vec![running("wwan0"), running("bx-wwan0"), ShaperSnapshot::down("eth9")]);
+        let mut out = String::new();
+        prometheus_client::encoding::text::encode(&mut out, &registry).unwrap();
+        for family in ["bauxite_shaper_running", "bauxite_lane_packets", "bauxite_congested"] {
+            assert_eq!(out.matches(&format!("# TYPE {family} ")).count(), 1, "{family} once:\n{out}");
+        }
+        for line in [
+            "bauxite_lane_packets_total{iface=\"wwan0\",lane=\"critical\"} 4",
+            "bauxite_lane_packets_total{iface=\"bx-wwan0\",lane=\"critical\"} 4",
+            "bauxite_shaper_running{iface=\"eth9\"} 0",
+        ] {
+            assert!(out.contains(&format!("{line}\n")), "no `{line}` in:\n{out}");
+        }
+        assert!(!out.contains("bauxite_congested{iface=\"eth9\"}"), "a shaper that is down has no lane figures");
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub type LoadProfile = dyn Fn() -> Result<ValidatedProfile, String> + Send + Syn
 pub struct Reload {
     /// Set by the `SIGHUP` handler; cleared when the daemon takes the request.
     pub requested: Arc<AtomicBool>,
+    /// Set by the same handler for the downlink's shaper, which takes its requests apart
+    /// from the uplink's (`direction: both` runs both).
+    pub requested_ingress: Arc<AtomicBool>,
     /// Reads and validates the profile.
     pub load: Arc<LoadProfile>,
 }
@@ -45,6 +48,19 @@ impl std::fmt::Debug for Reload {
 }
 
 impl Reload {
+    /// The downlink shaper's reload: its own requests, and the profile read again as
+    /// [`ValidatedProfile::for_ingress`] makes it (refused once it shapes no downlink).
+    pub fn for_ingress(&self) -> Reload {
+        let load = Arc::clone(&self.load);
+        Reload {
+            requested: Arc::clone(&self.requested_ingress),
+            requested_ingress: Arc::new(AtomicBool::new(false)),
+            load: Arc::new(move || {
+                load()?.for_ingress().ok_or_else(|| "the profile no longer shapes the downlink (`direction`)".into())
+            }),
+        }
+    }
+
     /// Whether a reload was asked for since the last call (and forgets the request).
     pub fn take_request(&self) -> bool {
         self.requested.swap(false, Ordering::Relaxed)
@@ -54,7 +70,8 @@ impl Reload {
 /// The keys whose change a reload cannot apply in place, each with why: `rate`
 /// between `auto` and a fixed rate, and `auto_rate` or `headroom` under `rate:
 /// auto` (the prober and its rate controller were started with them), `metrics`
-/// (the server is bound once) and `diagnostics` (so is the ROS 2 publisher). Empty when `new` can be applied.
+/// (the server is bound once), `diagnostics` (so is the ROS 2 publisher) and `direction`
+/// (the ingress device is made once). Empty when `new` can be applied.
 pub fn restart_only_changes(running: &ValidatedProfile, new: &ValidatedProfile) -> Vec<&'static str> {
     let mut keys = Vec::new();
     let auto = |p: &ValidatedProfile| matches!(p.rate, RateSetting::Auto);
@@ -73,6 +90,9 @@ pub fn restart_only_changes(running: &ValidatedProfile, new: &ValidatedProfile) 
     }
     if running.diagnostics != new.diagnostics {
         keys.push("diagnostics (the ROS 2 publisher is started once)");
+    }
+    if running.direction != new.direction {
+        keys.push("direction (the ingress device and its redirect are made once)");
     }
     keys
 }
@@ -142,5 +162,15 @@ mod tests {
         assert!(restart_only_changes(&auto, &headroom)[0].starts_with("headroom"));
         let metrics = robot(|p| p.metrics = Some("127.0.0.1:9100".parse().unwrap()));
         assert!(restart_only_changes(&fixed, &metrics).iter().any(|k| k.starts_with("metrics")));
+        let both = robot(|p| {
+            p.direction = bauxite_core::Direction::Both;
+            p.ingress = Some(bauxite_core::IngressPolicy::at(BitRate::from_bps(20_000_000)));
+        });
+        assert!(restart_only_changes(&fixed, &both).iter().any(|k| k.starts_with("direction")));
+        let faster = robot(|p| {
+            p.direction = bauxite_core::Direction::Both;
+            p.ingress = Some(bauxite_core::IngressPolicy::at(BitRate::from_bps(30_000_000)));
+        });
+        assert!(restart_only_changes(&both, &faster).is_empty(), "a new downlink rate is applied in place");
     }
 }
