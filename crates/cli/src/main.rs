@@ -398,6 +398,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
                 print!("{report}");
+                if let Some(device) = bauxite_shaper::ingress::shaped_device(&iface) {
+                    println!("\nthe downlink (this interface's ingress), shaped on {device}:");
+                    print!("{}", bauxite_shaper::status(&device)?);
+                }
             }
         }
     }

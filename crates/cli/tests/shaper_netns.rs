@@ -1074,6 +1074,8 @@ fn robot_side_ingress_shaping_protects_the_steering_against_a_download() {
         shaped.bulk_bps / 1e6,
         plain.bulk_bps / 1e6
     );
+    let status = text(&bauxite(&tb.robot, &["status", "--iface", ROBOT_IFACE]));
+    assert!(status.contains(&format!("shaped on {device}")), "status names the downlink's device: {status}");
     // The steering and the download went through the IFB's lanes.
     let packets = |lane: usize| ingress["lanes"][lane]["packets"].as_u64().unwrap_or(0);
     assert!(packets(0) >= 500 && packets(2) >= 500, "critical and bulk lanes of {device}: {ingress}");

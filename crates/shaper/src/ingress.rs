@@ -61,6 +61,11 @@ pub fn leftover(ns: &Netns, iface: &str) -> bool {
     device_is_ours(ns, &device_name(iface), iface) == Some(true)
 }
 
+/// The IFB device carrying `iface`'s downlink in this namespace, if Bauxite's is there.
+pub fn shaped_device(iface: &str) -> Option<String> {
+    leftover(&Netns::current(), iface).then(|| device_name(iface))
+}
+
 /// The redirect filter on `iface`'s ingress hook, if there is one at [`REDIRECT_PREF`]:
 /// whether it redirects to Bauxite's device.
 fn redirect_is_ours(ns: &Netns, iface: &str) -> Option<bool> {
