@@ -439,7 +439,7 @@ _bauxite() {
             return 0
             ;;
         bauxite__subcmd__demo)
-            opts="-h --trials --duration --rate --link --timeline --out --help"
+            opts="-h --trials --duration --rate --link --timeline --out --direction --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -466,6 +466,10 @@ _bauxite() {
                     return 0
                     ;;
                 --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --direction)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -57,6 +57,7 @@ complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -l rate -d 'Phase 
 complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -l link -d 'Run on this link, emulated in userspace, instead of the seed\'s step drop (the same SPEC as `bauxite sim robot --link`): e.g. `trace=FILE,queue=100kb,delay=20ms` or `rate=50mbit`. Figures add the excess over the link\'s own floor' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -l timeline -d 'Changes to the --link link at given times (YAML; e.g. examples/step-drop.yaml, the seed\'s drop). Without one, figures start at 0' -r -F
 complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -l out -d 'Where results go' -r -F
+complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -l direction -d 'Which way the streams go: up (the seed\'s, robot → base, Bauxite on the robot\'s egress) or down (the operator\'s steering and a download base → robot, Bauxite on the robot\'s ingress at --rate)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -s h -l help -d 'Print help'
 complete -c bauxite -n "__fish_bauxite_using_subcommand audit" -l json -d 'Print JSON'
 complete -c bauxite -n "__fish_bauxite_using_subcommand audit" -s h -l help -d 'Print help'

@@ -80,6 +80,11 @@ enum Command {
         /// Where results go.
         #[arg(long, default_value = "bauxite-demo")]
         out: PathBuf,
+        /// Which way the streams go: up (the seed's, robot → base, Bauxite on the robot's
+        /// egress) or down (the operator's steering and a download base → robot, Bauxite on
+        /// the robot's ingress at --rate).
+        #[arg(long, default_value = "up", value_name = "up|down")]
+        direction: bauxite_demo::DemoDirection,
     },
     /// Recompute a demo recording's summary from the recording alone and check it against its targets;
     /// exits 1 when a check fails (a truncated file fails the completeness check, a corrupt one
@@ -317,7 +322,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let stats = reflect::run_reflector(&socket, &mut Reflector::new(options), &*stop_on_signals()?)?;
             tracing::info!(%stats, "reflector stopped");
         }
-        Command::Demo { trials, duration, rate, link, timeline, out } => {
+        Command::Demo { trials, duration, rate, link, timeline, out, direction } => {
+            if direction == bauxite_demo::DemoDirection::Down && rate.is_none() {
+                anyhow::bail!(
+                    "--direction down shapes the robot's ingress at a fixed rate: give --rate (the downlink's rate \
+                     after the drop, e.g. 1.5mbit)"
+                );
+            }
             let duration = std::time::Duration::from_secs(duration);
             let scenario = match link {
                 None => bauxite_demo::Scenario::seed(duration).context("--duration")?,
@@ -329,7 +340,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
             };
             // Phase 2's profile, checked now rather than after phase 1 has run.
-            bauxite_demo::run::protected_profile(rate).context("--rate")?;
+            bauxite_demo::run::protected_profile(rate, direction).context("--rate")?;
             // Root first: a refused run must not leave an empty `--out` behind.
             bauxite_shaper::daemon::require_root(
                 "`bauxite demo` builds network namespaces and attaches eBPF programs in them",
@@ -339,6 +350,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 trials,
                 scenario,
                 rate,
+                direction,
                 out: out.clone(),
                 exe: std::env::current_exe().context("locating the bauxite binary")?,
                 stop: stop_on_signals()?,

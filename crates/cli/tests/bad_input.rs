@@ -173,6 +173,11 @@ fn demo_checks_its_rate_before_anything_runs() {
     let stderr = refused(&["demo", "--trials", "1", "--rate", "1bit", "--out", out.to_str().unwrap()]);
     assert!(stderr.contains("--rate: rate: 1bit is not between 64kbit and 100gbit"), "{stderr}");
     assert!(!out.exists(), "nothing written");
+    let stderr = refused(&["demo", "--direction", "down", "--out", out.to_str().unwrap()]);
+    assert!(stderr.contains("--direction down shapes the robot's ingress at a fixed rate: give --rate"), "{stderr}");
+    let stderr = refused(&["demo", "--direction", "sideways", "--out", out.to_str().unwrap()]);
+    assert!(stderr.contains("`sideways` is not a direction: up or down"), "{stderr}");
+    assert!(!out.exists(), "nothing written");
 }
 
 #[test]

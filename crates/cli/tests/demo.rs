@@ -174,6 +174,47 @@ fn a_short_demo_writes_its_results_and_shows_the_difference() {
     std::fs::remove_dir_all(out).ok();
 }
 
+/// `--direction down`: the steering and the video go base → robot, phase 2 shapes the
+/// robot's ingress; the steering is protected from the far end's FIFO, phase 2's recording
+/// passes its audit, and the shaper's state recorded is the ingress device's.
+#[test]
+fn a_downlink_demo_protects_the_steering_from_the_robots_ingress() {
+    if !root_or_skip("a_downlink_demo_protects_the_steering_from_the_robots_ingress") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let out = std::env::temp_dir().join(bauxite_sys::unique_name("demo-down"));
+    let run = Command::new(env!("CARGO_BIN_EXE_bauxite"))
+        .args(["demo", "--direction", "down", "--trials", "1", "--duration", "10", "--rate", "1.5mbit", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run bauxite demo");
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let markdown = String::from_utf8_lossy(&run.stdout);
+    assert!(markdown.contains("on the robot's ingress (the streams go base → robot)"), "{markdown}");
+    let summary: serde_json::Value = serde_json::from_slice(&std::fs::read(out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["direction"], "down");
+    let (standard, protected) = (&summary["phases"]["standard"], &summary["phases"]["protected"]);
+    let p99 = |phase: &serde_json::Value| phase["critical_latency_ms"]["p99"].as_f64().unwrap();
+    // The same bounds and reasons as the uplink's demo test above: physics for the FIFO,
+    // a loaded machine's room for Bauxite (0.1 ms on a quiet one).
+    assert!(p99(standard) > 100.0, "the far FIFO buries the steering: {standard}");
+    assert!(p99(protected) < 20.0, "ingress shaping keeps it short: {protected}");
+    assert_eq!(protected["critical_loss_pct"], 0.0);
+    assert!(protected["bulk_dropped_packets"].as_u64().unwrap() > 0, "the download was dropped early: {protected}");
+    let phase2 = summary["audit"].as_array().unwrap().iter().find(|a| a["recording"] == "trial-01/phase2.mcap");
+    assert_eq!(phase2.map(|a| &a["pass"]), Some(&serde_json::Value::Bool(true)), "{}", summary["audit"]);
+    let recording = bauxite_telemetry::read(&out.join("trial-01/phase2.mcap")).unwrap();
+    let states: Vec<&serde_json::Value> = recording.on("/bauxite/shaper/state").map(|m| &m.value).collect();
+    let device = bauxite_shaper::ingress::device_name(bauxite_netlab::testbed::BASE_IFACE);
+    assert!(
+        !states.is_empty() && states.iter().all(|s| s["iface"] == device.as_str()),
+        "phase 2 recorded the ingress device's shaper: {:?}",
+        states.first()
+    );
+    std::fs::remove_dir_all(out).ok();
+}
+
 #[test]
 fn an_interrupted_demo_removes_its_namespaces_and_daemons() {
     if !root_or_skip("an_interrupted_demo_removes_its_namespaces_and_daemons") {

@@ -20,7 +20,7 @@ use bauxite_telemetry::link_charts::{latency_chart, rates_chart};
 
 use analysis::{PhaseData, summarize};
 pub use audit::{AuditError, AuditReport, audit};
-pub use run::{DemoError, DemoOptions};
+pub use run::{DemoDirection, DemoError, DemoOptions};
 pub use scenario::{EmulatedLink, Scenario, ScenarioError};
 pub use summary::{AuditEntry, DemoLink, DemoSummary, RunEntry};
 
@@ -105,7 +105,8 @@ pub fn run(options: &DemoOptions, mut progress: impl FnMut(u64, &str)) -> Result
     progress(u64::from(options.trials) * 2, "phase 3: audit of the recordings");
     let audits = runs.iter().map(|run| audit_run(options, run)).collect();
     let rate = options.rate.map_or("auto".to_string(), |r| r.to_string());
-    let summary = DemoSummary::new(&options.scenario, rate.clone(), &standard, &protected, runs, audits);
+    let mut summary = DemoSummary::new(&options.scenario, rate.clone(), &standard, &protected, runs, audits);
+    summary.direction = options.direction.to_string();
     let markdown = summary.markdown(&options.scenario);
     let write = |name: &str, bytes: Vec<u8>| {
         let path = options.out.join(name);
@@ -115,8 +116,11 @@ pub fn run(options: &DemoOptions, mut progress: impl FnMut(u64, &str)) -> Result
     write("telemetry.json", serde_json::to_vec(&RawTelemetry::of(&standard, &protected)).expect("JSON"))?;
     write("summary.md", markdown.clone().into_bytes())?;
     write("foxglove_layout.json", serde_json::to_vec_pretty(&foxglove::layout(&layout_panels())).expect("JSON"))?;
-    let label = format!("Bauxite (rate {rate})");
-    let targets = run::protected_profile(options.rate)?.into_profile().targets;
+    let label = match options.direction {
+        run::DemoDirection::Up => format!("Bauxite (rate {rate})"),
+        run::DemoDirection::Down => format!("Bauxite on the robot's ingress (rate {rate})"),
+    };
+    let targets = run::protected_profile(options.rate, options.direction)?.into_profile().targets;
     let drop_label = match &options.scenario.link {
         None => format!("link drops to {}", options.scenario.drop().1),
         Some(_) => "first link change".to_string(),

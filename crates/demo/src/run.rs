@@ -14,7 +14,7 @@ use bauxite_core::{
     ValidatedProfile,
 };
 use bauxite_netlab::emulator::{Direction, EmulatorConfig, EmulatorReport, Fate};
-use bauxite_netlab::testbed::{BASE_ADDR, ROBOT_IFACE};
+use bauxite_netlab::testbed::{BASE_ADDR, BASE_IFACE, ROBOT_IFACE};
 use bauxite_netlab::workload::{RunningWorkload, WorkloadEvent, WorkloadResult, WorkloadSpec};
 use bauxite_netlab::{ChainOptions, ChainTestbed, NetlabError};
 use bauxite_shaper::StatusReader;
@@ -25,6 +25,42 @@ use crate::analysis::PhaseData;
 use crate::live::{LINK_OVERHEAD_BYTES, LiveRecording, lane_of};
 use crate::scenario::Scenario;
 
+/// Which direction of the robot's link the demo's streams take.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DemoDirection {
+    /// The seed's: corrections, steering and video from the robot to the base, Bauxite on
+    /// the robot's egress.
+    #[default]
+    Up,
+    /// The operator's steering and a download from the base to the robot, Bauxite on the
+    /// robot's ingress (`direction: down`, at the fixed `--rate`). The testbed is the
+    /// same, with the roles of its two ends exchanged: the namespace that sends (`robot` in
+    /// [`ChainTestbed`]) plays the base, the one that receives plays the robot, and the
+    /// bottleneck is the downlink's far end. Bauxite at the far end is then exactly `Up`.
+    Down,
+}
+
+impl std::str::FromStr for DemoDirection {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "up" => Ok(Self::Up),
+            "down" => Ok(Self::Down),
+            other => Err(format!("`{other}` is not a direction: up or down")),
+        }
+    }
+}
+
+impl std::fmt::Display for DemoDirection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Up => "up",
+            Self::Down => "down",
+        })
+    }
+}
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct DemoOptions {
@@ -34,6 +70,8 @@ pub struct DemoOptions {
     pub scenario: Scenario,
     /// Phase 2's shaper rate; `None` finds it with `rate: auto`.
     pub rate: Option<BitRate>,
+    /// Which way the streams go, and where phase 2's shaper runs.
+    pub direction: DemoDirection,
     /// Where results go.
     pub out: PathBuf,
     /// The `bauxite` binary phase 2 runs (`up`, `reflect`).
@@ -111,8 +149,9 @@ fn log(dir: &Path, name: &str) -> Result<std::fs::File, DemoError> {
     std::fs::File::create(&path).map_err(DemoError::io(path.display().to_string()))
 }
 
-/// The profile phase 2 runs with; an error for a `rate` the shaper cannot take.
-pub fn protected_profile(rate: Option<BitRate>) -> Result<ValidatedProfile, ProfileError> {
+/// The profile phase 2 runs with; an error for a `rate` the shaper cannot take (and,
+/// shaping the downlink, for none: its rate is fixed).
+pub fn protected_profile(rate: Option<BitRate>, direction: DemoDirection) -> Result<ValidatedProfile, ProfileError> {
     let mut profile = Profile::robot();
     match rate {
         Some(r) => profile.rate = RateSetting::Fixed(r),
@@ -120,6 +159,10 @@ pub fn protected_profile(rate: Option<BitRate>) -> Result<ValidatedProfile, Prof
             profile.rate = RateSetting::Auto;
             profile.auto_rate.reflector = vec![format!("{BASE_ADDR}:{DEFAULT_REFLECTOR_PORT}")];
         }
+    }
+    if direction == DemoDirection::Down {
+        profile.direction = bauxite_core::Direction::Down;
+        profile.ingress = rate.map(bauxite_core::IngressPolicy::at);
     }
     profile.validate()
 }
@@ -139,7 +182,7 @@ pub fn run_phase(
 ) -> Result<PhaseData, DemoError> {
     let mut tb = ChainTestbed::create(&chain_options(&options.scenario))?;
     // Phase 1 runs no shaper; its recording is still checked against the same targets.
-    let profile = protected_profile(options.rate)?;
+    let profile = protected_profile(options.rate, options.direction)?;
     // Phase 2's shaper state is read in-process (netlink and the state file) by a
     // reader opened in the robot's namespace: no process per sample.
     let (daemons, mut reader) = match phase {
@@ -217,6 +260,20 @@ fn start_shaper(
     let config = dir.join("profile.yaml");
     std::fs::write(&config, serde_yaml_ng::to_string(profile).expect("a profile serializes"))
         .map_err(DemoError::io(config.display().to_string()))?;
+    if options.direction == DemoDirection::Down {
+        // The receiving end (the robot) shapes its ingress, on its IFB device.
+        let up = tb
+            .base
+            .command(&options.exe, &["up", "--iface", BASE_IFACE, "--config"])
+            .arg(&config)
+            .stderr(log(dir, "up.log")?)
+            .spawn();
+        daemons.push(ChildGuard::new(up.map_err(DemoError::io("starting bauxite up"))?, STOP_GRACE));
+        let device = bauxite_shaper::ingress::device_name(BASE_IFACE);
+        let mut reader = tb.base.run(move || StatusReader::new(&device)).map_err(DemoError::ShaperStatus)?;
+        wait_until_running(options, &mut reader, dir)?;
+        return Ok((daemons, reader));
+    }
     if options.rate.is_none() {
         let reflector = tb
             .base

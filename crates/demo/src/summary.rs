@@ -21,6 +21,10 @@ pub struct DemoSummary {
     pub link: DemoLink,
     /// Phase 2's shaper rate: a rate (`1.5mbit`) or `auto`.
     pub protected_rate: String,
+    /// Which way the streams went: `up` (robot to base, Bauxite on the robot's egress) or
+    /// `down` (base to robot, Bauxite on the robot's ingress).
+    #[serde(default = "up")]
+    pub direction: String,
     /// Each phase's figures, pooled over trials.
     pub phases: Phases,
     /// Critical latency around each of [`CHECKPOINTS`].
@@ -118,6 +122,10 @@ pub struct AuditEntry {
     pub failed_checks: Vec<String>,
 }
 
+fn up() -> String {
+    "up".into()
+}
+
 impl DemoSummary {
     /// The summary of phases measured under `scenario`, with phase 2 shaped at
     /// `protected_rate`. `standard[i]` and `protected[i]` are trial `i + 1`.
@@ -134,6 +142,7 @@ impl DemoSummary {
             audit,
             link: DemoLink::of(scenario),
             protected_rate,
+            direction: up(),
             phases: Phases { standard: summarize(standard, false), protected: summarize(protected, true) },
             time_series_ms: CHECKPOINTS
                 .iter()
@@ -158,7 +167,11 @@ impl DemoSummary {
 
     /// The title and the available bandwidth: the seed's step, or the `--link` link.
     fn link_markdown(&self, scenario: &Scenario) -> (String, String) {
-        let (trials, rate) = (self.trials, &self.protected_rate);
+        let trials = self.trials;
+        let rate = match self.direction.as_str() {
+            "down" => format!("{} on the robot's ingress (the streams go base → robot)", self.protected_rate),
+            _ => self.protected_rate.clone(),
+        };
         match &self.link {
             DemoLink::Emulated(link) => {
                 let title = format!(
