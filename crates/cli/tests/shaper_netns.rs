@@ -1242,3 +1242,62 @@ fn ingress_shaping_cannot_empty_a_far_queue_an_unresponsive_flood_fills() {
     // 100 KB at 1.5 Mbit/s is 530 ms; the FIFO stays full, so the median waits most of it.
     assert!(summary.p50 > 200.0, "the far FIFO, full of the flood, delays the steering: {summary}");
 }
+
+/// A reload (`SIGHUP`) of a profile shaping both directions: a new `ingress.rate` is put on
+/// the downlink's device in place, the uplink's classes stay as they were, and a change of
+/// `direction` is refused (it needs a restart) with both shapers left running.
+#[test]
+fn a_reload_changes_the_downlinks_rate_in_place_and_refuses_a_new_direction() {
+    if !root_or_skip("a_reload_changes_the_downlinks_rate_in_place_and_refuses_a_new_direction") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tb = testbed(50_000_000);
+    let device = bauxite_shaper::ingress::device_name(ROBOT_IFACE);
+    let mut profile = Profile::robot();
+    profile.direction = bauxite_core::Direction::Both;
+    profile.ingress = Some(bauxite_core::IngressPolicy::at(BitRate::from_bps(2_000_000)));
+    let config = write_config(&profile);
+    let log = std::env::temp_dir().join(format!("{}.log", unique_name("reload-ingress")));
+    let mut daemon = spawn_up_logged(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap()], &log);
+    wait_running(&tb.robot, &device);
+    let rate = |iface: &str| status_json(&tb.robot, iface)["rate_bps"].as_u64().unwrap_or(0);
+    assert_eq!((rate(ROBOT_IFACE), rate(&device)), (1_425_000, 1_800_000), "95 % of 1.5, 90 % of 2 Mbit/s");
+    let sighup = || {
+        #[allow(unsafe_code)]
+        // SAFETY: kill(2) with SIGHUP to the daemon this test started and still holds.
+        unsafe {
+            libc::kill(daemon.id() as i32, libc::SIGHUP);
+        }
+    };
+
+    profile.ingress = Some(bauxite_core::IngressPolicy::at(BitRate::from_bps(4_000_000)));
+    std::fs::write(&config, serde_json::to_string(&profile).unwrap()).unwrap();
+    sighup();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while rate(&device) != 3_600_000 {
+        assert!(
+            Instant::now() < deadline,
+            "the downlink's rate was not reloaded:\n{}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(rate(ROBOT_IFACE), 1_425_000, "the uplink kept its rate");
+    let classes = tb.robot.tc(&["class", "show", "dev", &device]).unwrap();
+    assert!(classes.contains("ba:1 ") && classes.contains("rate 3600Kbit"), "the link class in place: {classes}");
+
+    profile.direction = bauxite_core::Direction::Down;
+    std::fs::write(&config, serde_json::to_string(&profile).unwrap()).unwrap();
+    sighup();
+    let refused = |text: &str| text.lines().any(|l| l.contains("reload refused") && l.contains("direction"));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !refused(&std::fs::read_to_string(&log).unwrap()) {
+        assert!(Instant::now() < deadline, "no refusal logged:\n{}", std::fs::read_to_string(&log).unwrap());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(daemon.try_wait().unwrap().is_none(), "a refused reload ends nothing");
+    assert_eq!((rate(ROBOT_IFACE), rate(&device)), (1_425_000, 3_600_000), "both kept what they ran");
+    std::fs::remove_file(config).ok();
+    std::fs::remove_file(log).ok();
+}
