@@ -49,7 +49,7 @@ complete -c bauxite -n "__fish_bauxite_using_subcommand up" -l rate -d 'The link
 complete -c bauxite -n "__fish_bauxite_using_subcommand up" -l gateway-iface -d 'Also drop bulk early at this ingress interface with XDP (forwarding boxes)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand up" -l attach -d 'How to attach the classifier: tcx links where the kernel has them (6.6+), else a clsact filter (auto); or force one (tcx is refused on a kernel without it)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand up" -l metrics -d 'Serve Prometheus metrics on http://ADDR/metrics (overrides the profile\'s `metrics`): PORT listens on 127.0.0.1 only; write HOST:PORT to listen elsewhere' -r
-complete -c bauxite -n "__fish_bauxite_using_subcommand up" -l ingress -d 'Also shape the interface\'s ingress (the downlink) at this rate, through an IFB device: the profile\'s `direction: both` (or `down`) with `ingress.rate` RATE' -r
+complete -c bauxite -n "__fish_bauxite_using_subcommand up" -l ingress -d 'Also shape the interface\'s ingress (the downlink) at this rate, or `auto`, through an IFB device: the profile\'s `direction: both` (or `down`) with `ingress.rate` RATE' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand up" -s h -l help -d 'Print help'
 complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -l trials -d 'Trials (each runs both phases)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -l duration -d 'Seconds per phase (at least 8 on the seed\'s link: it drops at 5 s and figures start 1 s later; with --link, 3 s after its first timed change)' -r
@@ -57,7 +57,7 @@ complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -l rate -d 'Phase 
 complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -l link -d 'Run on this link, emulated in userspace, instead of the seed\'s step drop (the same SPEC as `bauxite sim robot --link`): e.g. `trace=FILE,queue=100kb,delay=20ms` or `rate=50mbit`. Figures add the excess over the link\'s own floor' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -l timeline -d 'Changes to the --link link at given times (YAML; e.g. examples/step-drop.yaml, the seed\'s drop). Without one, figures start at 0' -r -F
 complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -l out -d 'Where results go' -r -F
-complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -l direction -d 'Which way the streams go: up (the seed\'s, robot → base, Bauxite on the robot\'s egress) or down (the operator\'s steering and a download base → robot, Bauxite on the robot\'s ingress at --rate)' -r
+complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -l direction -d 'Which way the streams go: up (the seed\'s, robot → base, Bauxite on the robot\'s egress) or down (the operator\'s steering and a download base → robot, Bauxite on the robot\'s ingress, at --rate or with rate: auto)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand demo" -s h -l help -d 'Print help'
 complete -c bauxite -n "__fish_bauxite_using_subcommand audit" -l json -d 'Print JSON'
 complete -c bauxite -n "__fish_bauxite_using_subcommand audit" -s h -l help -d 'Print help'

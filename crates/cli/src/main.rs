@@ -51,10 +51,10 @@ enum Command {
         /// PORT listens on 127.0.0.1 only; write HOST:PORT to listen elsewhere.
         #[arg(long, value_name = "ADDR")]
         metrics: Option<bauxite_metrics::MetricsAddr>,
-        /// Also shape the interface's ingress (the downlink) at this rate, through an IFB
-        /// device: the profile's `direction: both` (or `down`) with `ingress.rate` RATE.
+        /// Also shape the interface's ingress (the downlink) at this rate, or `auto`, through
+        /// an IFB device: the profile's `direction: both` (or `down`) with `ingress.rate` RATE.
         #[arg(long, value_name = "RATE")]
-        ingress: Option<bauxite_core::BitRate>,
+        ingress: Option<RateSetting>,
     },
     /// The seed-000 reference demo: the standard stack against Bauxite on a link that drops to 1.5 Mbit/s.
     Demo {
@@ -82,7 +82,7 @@ enum Command {
         out: PathBuf,
         /// Which way the streams go: up (the seed's, robot → base, Bauxite on the robot's
         /// egress) or down (the operator's steering and a download base → robot, Bauxite on
-        /// the robot's ingress at --rate).
+        /// the robot's ingress, at --rate or with rate: auto).
         #[arg(long, default_value = "up", value_name = "up|down")]
         direction: bauxite_demo::DemoDirection,
     },
@@ -183,7 +183,7 @@ fn load_profile(
     profile: &str,
     config: Option<&PathBuf>,
     rate: Option<RateSetting>,
-    ingress: Option<bauxite_core::BitRate>,
+    ingress: Option<RateSetting>,
 ) -> Result<ValidatedProfile> {
     let p = match config {
         Some(path) => bauxite_core::load_profile(path)?,
@@ -269,7 +269,7 @@ fn reload_on_sighup(
     profile: String,
     config: Option<PathBuf>,
     rate: Option<RateSetting>,
-    ingress: Option<bauxite_core::BitRate>,
+    ingress: Option<RateSetting>,
 ) -> Result<bauxite_shaper::Reload> {
     let requested = Arc::new(AtomicBool::new(false));
     let requested_ingress = Arc::new(AtomicBool::new(false));
@@ -323,12 +323,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tracing::info!(%stats, "reflector stopped");
         }
         Command::Demo { trials, duration, rate, link, timeline, out, direction } => {
-            if direction == bauxite_demo::DemoDirection::Down && rate.is_none() {
-                anyhow::bail!(
-                    "--direction down shapes the robot's ingress at a fixed rate: give --rate (the downlink's rate \
-                     after the drop, e.g. 1.5mbit)"
-                );
-            }
             let duration = std::time::Duration::from_secs(duration);
             let scenario = match link {
                 None => bauxite_demo::Scenario::seed(duration).context("--duration")?,

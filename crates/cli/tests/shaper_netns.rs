@@ -1256,7 +1256,7 @@ fn a_reload_changes_the_downlinks_rate_in_place_and_refuses_a_new_direction() {
     let device = bauxite_shaper::ingress::device_name(ROBOT_IFACE);
     let mut profile = Profile::robot();
     profile.direction = bauxite_core::Direction::Both;
-    profile.ingress = Some(bauxite_core::IngressPolicy::at(BitRate::from_bps(2_000_000)));
+    profile.ingress = Some(bauxite_core::IngressPolicy::at(RateSetting::Fixed(BitRate::from_bps(2_000_000))));
     let config = write_config(&profile);
     let log = std::env::temp_dir().join(format!("{}.log", unique_name("reload-ingress")));
     let mut daemon = spawn_up_logged(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap()], &log);
@@ -1271,7 +1271,7 @@ fn a_reload_changes_the_downlinks_rate_in_place_and_refuses_a_new_direction() {
         }
     };
 
-    profile.ingress = Some(bauxite_core::IngressPolicy::at(BitRate::from_bps(4_000_000)));
+    profile.ingress = Some(bauxite_core::IngressPolicy::at(RateSetting::Fixed(BitRate::from_bps(4_000_000))));
     std::fs::write(&config, serde_json::to_string(&profile).unwrap()).unwrap();
     sighup();
     let deadline = Instant::now() + Duration::from_secs(10);

@@ -13,4 +13,4 @@ pub mod congestion;
 pub mod rate;
 
 pub use congestion::{Controller, LaneSample, LaneVerdict, Transition};
-pub use rate::{RateController, SILENCE};
+pub use rate::{CountedAt, RateController, SILENCE};

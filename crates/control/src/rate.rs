@@ -194,10 +194,26 @@ impl ProbeSchedule {
     }
 }
 
+/// Which side of the link the bytes fed with [`RateController::on_sent`] are counted on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CountedAt {
+    /// Where they enter the link: the uplink shaper's departures, before the modem's
+    /// FIFO. A train's bytes are those sent between its first and last probe.
+    #[default]
+    Entry,
+    /// Where they leave it: a downlink's arrivals at the robot, after the far end's
+    /// FIFO (the downlink's shaper counts what reaches the interface's ingress). The
+    /// probes' answers come back through that FIFO among those bytes, so a train's
+    /// bytes are those that arrived between its first and last answer.
+    Exit,
+}
+
 /// The rate controller: pure logic, fed with probe answers, sent bytes and time.
 #[derive(Clone, Debug)]
 pub struct RateController {
     policy: AutoRatePolicy,
+    /// Where the bytes of [`Self::on_sent`] are counted.
+    counted_at: CountedAt,
     /// The fraction of the rate the shaper actually sends at (the profile's headroom).
     headroom: f64,
     rate: BitRate,
@@ -241,6 +257,7 @@ impl RateController {
     pub fn new(policy: &AutoRatePolicy) -> Self {
         Self {
             policy: policy.clone(),
+            counted_at: CountedAt::Entry,
             headroom: 1.0,
             rate: policy.base_rate,
             baseline: None,
@@ -266,6 +283,13 @@ impl RateController {
     /// "loaded" compares what was sent with what was allowed.
     pub fn with_headroom(mut self, headroom: f64) -> Self {
         self.headroom = headroom;
+        self
+    }
+
+    /// Tells the controller where the bytes of [`Self::on_sent`] are counted (a downlink
+    /// counts them as they arrive: [`CountedAt::Exit`]).
+    pub fn counted_at(mut self, counted_at: CountedAt) -> Self {
+        self.counted_at = counted_at;
         self
     }
 
@@ -643,8 +667,13 @@ impl RateController {
         // The newest answer must have met a queue, not merely the packet in
         // transmission or the next opportunity.
         let busy = self.policy.delay_threshold + (self.one_packet() / 2).max(self.noise);
+        // When the train's bytes passed the point where they are counted.
+        let counted = |a: &Answer| match self.counted_at {
+            CountedAt::Entry => a.sent,
+            CountedAt::Exit => a.received,
+        };
         // The bytes sent after the last poll are not counted yet.
-        let mut answers = self.answers.iter().rev().skip_while(|a| a.sent > last_poll);
+        let mut answers = self.answers.iter().rev().skip_while(|a| counted(a) > last_poll);
         let last = *answers.next().filter(|a| a.queue > busy)?;
         let mut first = last;
         for a in answers {
@@ -658,7 +687,7 @@ impl RateController {
         if span < CAPACITY_SPAN {
             return None;
         }
-        let bytes = self.sent_bytes_at(last.sent)?.checked_sub(self.sent_bytes_at(first.sent)?)?;
+        let bytes = self.sent_bytes_at(counted(&last))?.checked_sub(self.sent_bytes_at(counted(&first))?)?;
         Some(BitRate::from_bps((bytes as f64 * 8.0 / span.as_secs_f64()) as u64))
     }
 
@@ -991,6 +1020,11 @@ mod tests {
         /// Bytes the link may carry in each millisecond.
         capacity: Vec<f64>,
         demand_bps: f64,
+        /// Where the bytes the controller hears of are counted: sent into the FIFO (an
+        /// uplink shaper's departures), or served out of it (a downlink's arrivals at the
+        /// robot, whose shaper the far sender follows as a TCP sender follows its
+        /// bottleneck).
+        counted_at: CountedAt,
     }
 
     /// What a closed loop did: per probe (send ms, delay in the FIFO ms, the wait it
@@ -1003,7 +1037,13 @@ mod tests {
 
     impl Loop {
         fn new(capacity: Vec<f64>, demand_bps: f64) -> Self {
-            Self { c: RateController::new(&policy()).with_headroom(0.95), capacity, demand_bps }
+            let c = RateController::new(&policy()).with_headroom(0.95);
+            Self { c, capacity, demand_bps, counted_at: CountedAt::Entry }
+        }
+
+        fn downlink(capacity: Vec<f64>, demand_bps: f64) -> Self {
+            let c = RateController::new(&policy()).with_headroom(0.95).counted_at(CountedAt::Exit);
+            Self { c, capacity, demand_bps, counted_at: CountedAt::Exit }
         }
 
         fn run(mut self) -> Run {
@@ -1024,7 +1064,11 @@ mod tests {
                 sent_total += send;
                 // At each poll the bytes sent so far, then the probe right after them.
                 if ms % 10 == 0 {
-                    self.c.on_sent(now, sent_total as u64);
+                    let counted = match self.counted_at {
+                        CountedAt::Entry => sent_total,
+                        CountedAt::Exit => served_total,
+                    };
+                    self.c.on_sent(now, counted as u64);
                     if self.c.probe_due(now) {
                         in_fifo.push_back((ms, served_total + backlog));
                     }
@@ -1098,6 +1142,45 @@ mod tests {
         // Steady state: what went in from 6 s on is at least 90 % of the link.
         let carried: f64 = run.sent[6_000..].iter().sum::<f64>() * 8.0 / 14.0;
         assert!(carried >= 0.9 * 1.5e6, "{carried} bit/s into a 1.5 Mbit/s link");
+    }
+
+    /// The same step, on a downlink: the controller hears of the bytes as they leave the
+    /// far FIFO (what the robot's ingress counts), and measures the link from the bytes
+    /// that arrived between a train's answers.
+    #[test]
+    fn a_downlink_counted_where_its_bytes_arrive_is_found_after_a_step_drop_too() {
+        let run = Loop::downlink(constant(&[(0, 50e6), (5_000, 1.5e6)], 20_000), 3.6e6).run();
+        let first_built = run.probes.iter().find(|p| p.0 >= 5_000.0 && p.1 > 2.0).expect("the drop builds a queue");
+        let drained = run.probes.iter().find(|p| p.0 > first_built.0 && p.1 < 2.0).expect("it drains");
+        assert!(drained.0 - 5_000.0 <= 200.0, "protected {} ms after the drop", drained.0 - 5_000.0);
+        let from_drop: Vec<f64> = run.probes.iter().filter(|p| p.0 >= 5_000.0).map(|p| p.1).collect();
+        let p99 = percentile(from_drop, 0.99);
+        assert!(p99 <= 100.0, "p99 from the drop {p99} ms");
+        let carried: f64 = run.sent[6_000..].iter().sum::<f64>() * 8.0 / 14.0;
+        assert!(carried >= 0.85 * 1.5e6, "{carried} bit/s into a 1.5 Mbit/s link");
+        let median = percentile(run.rate[6_000..].to_vec(), 0.5);
+        assert!((1.35e6..=1.65e6).contains(&median), "the rate found: {median} bit/s, median from 6 s");
+        // The same arrivals read as if counted at the entry (between the probes' sends):
+        // a train then spans bytes that arrived before its first answer, and the drop's
+        // queue drains later (deterministic: p99 2 ms against 43).
+        let mut entry = Loop::downlink(constant(&[(0, 50e6), (5_000, 1.5e6)], 20_000), 3.6e6);
+        entry.c = RateController::new(&policy()).with_headroom(0.95);
+        let entry = entry.run();
+        let entry_p99 = percentile(entry.probes.iter().filter(|p| p.0 >= 5_000.0).map(|p| p.1).collect(), 0.99);
+        assert!(4.0 * p99 < entry_p99, "counted at the exit p99 {p99} ms, at the entry {entry_p99} ms");
+    }
+
+    #[test]
+    fn on_a_cellular_downlink_critical_excess_stays_low_and_the_download_uses_most_of_the_link() {
+        let capacity = cellular(60, 7);
+        let offered: f64 = capacity[5_000..].iter().sum::<f64>();
+        let run = Loop::downlink(capacity, 4e6).run();
+        let excess: Vec<f64> = run.probes.iter().filter(|p| p.0 >= 5_000.0).map(|p| (p.1 - p.2).max(0.0)).collect();
+        let (p95, p99) = (percentile(excess.clone(), 0.95), percentile(excess, 0.99));
+        assert!(p95 <= 50.0 && p99 <= 150.0, "excess over the floor p95 {p95} ms, p99 {p99} ms");
+        let carried: f64 = run.sent[5_000..].iter().sum();
+        let demand = 4e6 / 8e3 * (run.sent.len() - 5_000) as f64;
+        assert!(carried >= 0.6 * offered.min(demand), "carried {carried} of {offered} offered bytes");
     }
 
     #[test]

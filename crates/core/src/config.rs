@@ -391,6 +391,12 @@ default_lane: bulk
         assert_eq!((ingress.headroom, ingress.lanes.len()), (0.9, p.lanes.len()));
         assert!(ingress.metrics.is_none() && ingress.for_ingress().is_none());
         assert!(parse(GOOD).unwrap().for_ingress().is_none(), "direction up by default");
+        // A measured downlink needs the probes' reflector, and shapes with it.
+        let auto = format!("{GOOD}direction: down\ningress: {{rate: auto}}\n");
+        assert_eq!(parse(&auto).unwrap_err().key.as_deref(), Some("auto_rate.reflector"));
+        let auto = format!("{auto}auto_rate: {{reflector: \"10.0.0.2:7399\"}}\n");
+        let ingress = parse(&auto).unwrap().for_ingress().expect("direction down");
+        assert_eq!((ingress.rate, ingress.reflectors().len()), (crate::RateSetting::Auto, 1));
         let cases = [
             (format!("{GOOD}direction: both\n"), 10, "direction"),
             (format!("{GOOD}direction: sideways\n"), 10, "direction"),

@@ -96,9 +96,10 @@ impl Direction {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IngressPolicy {
-    /// The downlink's rate.
-    #[schemars(extend("x-range" = "64kbit to 100gbit"))]
-    pub rate: BitRate,
+    /// The downlink's rate, or `auto` to measure it with the probes of `auto_rate` (the
+    /// same reflectors and bounds), from the bytes that arrive over it.
+    #[schemars(extend("x-range" = "64kbit to 100gbit, or auto"))]
+    pub rate: RateSetting,
     /// The fraction of `rate` the ingress lanes are shaped to. Lower than the uplink's
     /// `headroom` by default: a TCP sender's burst arrives at the downlink's full rate, and
     /// only a clear margin lets the far queue drain between bursts.
@@ -113,7 +114,7 @@ fn default_ingress_headroom() -> f64 {
 
 impl IngressPolicy {
     /// A downlink of `rate` with the default headroom.
-    pub fn at(rate: BitRate) -> Self {
+    pub fn at(rate: RateSetting) -> Self {
         Self { rate, headroom: default_ingress_headroom() }
     }
 }
@@ -611,6 +612,9 @@ mod tests {
         assert!(keys.len() >= 25, "only {} bounded keys in the schema", keys.len());
         let mut base = serde_yaml_ng::to_value(Profile::robot()).unwrap();
         base["diagnostics"] = serde_yaml_ng::to_value(crate::diagnostics::DiagnosticsSettings::default()).unwrap();
+        base["direction"] = serde_yaml_ng::to_value(Direction::Both).unwrap();
+        let downlink = IngressPolicy::at(RateSetting::Fixed(BitRate::from_bps(20_000_000)));
+        base["ingress"] = serde_yaml_ng::to_value(downlink).unwrap();
         let related = ["auto_rate.base_rate", "auto_rate.min_rate", "auto_rate.probe_hold", "rate"];
         for (path, lo, hi) in keys {
             let dotted = dotted(&path);

@@ -125,20 +125,36 @@ impl ValidatedProfile {
     pub fn for_ingress(&self) -> Option<ValidatedProfile> {
         let ingress = self.profile.ingress.as_ref().filter(|_| self.profile.direction.shapes_ingress())?;
         let mut profile = self.profile.clone();
-        profile.rate = RateSetting::Fixed(ingress.rate);
+        profile.rate = ingress.rate;
         profile.headroom = ingress.headroom;
-        profile.auto_rate = AutoRatePolicy::default();
+        let reflectors = match ingress.rate {
+            RateSetting::Auto => self.reflectors.clone(),
+            RateSetting::Fixed(_) => {
+                profile.auto_rate = AutoRatePolicy::default();
+                Vec::new()
+            }
+        };
         profile.metrics = None;
         profile.diagnostics = None;
         profile.direction = Direction::Up;
         profile.ingress = None;
-        Some(ValidatedProfile { profile, reflectors: Vec::new(), ..self.clone() })
+        Some(ValidatedProfile { profile, reflectors, ..self.clone() })
     }
 
     /// This profile with the downlink shaped too at `rate` (the command line's
     /// `--ingress`): `direction: down` stays, `up` becomes `both`.
-    pub fn with_ingress(mut self, rate: BitRate) -> Result<Self, ProfileError> {
-        check_link_rate("ingress.rate", rate)?;
+    pub fn with_ingress(mut self, rate: RateSetting) -> Result<Self, ProfileError> {
+        match rate {
+            RateSetting::Fixed(r) => check_link_rate("ingress.rate", r)?,
+            RateSetting::Auto if self.reflectors.is_empty() => {
+                return Err(ProfileError::new(
+                    "auto_rate.reflector",
+                    None,
+                    "`--ingress auto` needs a reflector on the far side: set auto_rate.reflector in the profile",
+                ));
+            }
+            RateSetting::Auto => {}
+        }
         let kept = self.profile.ingress.as_ref().map(|i| IngressPolicy { rate, headroom: i.headroom });
         self.profile.ingress = Some(kept.unwrap_or_else(|| IngressPolicy::at(rate)));
         if self.profile.direction == Direction::Up {
@@ -191,7 +207,7 @@ impl Profile {
         let reflectors = check_auto_rate(&self.auto_rate)?;
         check_rate(self.rate, &reflectors)?;
         check_targets(&self.targets)?;
-        check_ingress(self.direction, self.ingress.as_ref())?;
+        check_ingress(self.direction, self.ingress.as_ref(), &reflectors)?;
         if let Some(d) = &self.diagnostics {
             check_diagnostics(d)?;
         }
@@ -295,7 +311,11 @@ fn check_rate(rate: RateSetting, reflectors: &[Reflector]) -> Result<(), Profile
 /// `direction: down` or `both` needs the downlink's rate; an `ingress` that nothing uses is
 /// a mistake worth naming (the robot's downlink would stay unprotected while the file says
 /// otherwise).
-fn check_ingress(direction: Direction, ingress: Option<&IngressPolicy>) -> Result<(), ProfileError> {
+fn check_ingress(
+    direction: Direction,
+    ingress: Option<&IngressPolicy>,
+    reflectors: &[Reflector],
+) -> Result<(), ProfileError> {
     match (direction.shapes_ingress(), ingress) {
         (true, None) => Err(ProfileError::new(
             "direction",
@@ -308,7 +328,17 @@ fn check_ingress(direction: Direction, ingress: Option<&IngressPolicy>) -> Resul
             "`ingress` is given but `direction` is `up`: set `direction: both` (or `down`) to shape the downlink",
         )),
         (_, Some(i)) => {
-            check_link_rate("ingress.rate", i.rate)?;
+            match i.rate {
+                RateSetting::Fixed(rate) => check_link_rate("ingress.rate", rate)?,
+                RateSetting::Auto if reflectors.is_empty() => {
+                    return Err(ProfileError::new(
+                        "auto_rate.reflector",
+                        None,
+                        "`ingress: {rate: auto}` needs a reflector on the far side, as `rate: auto` does",
+                    ));
+                }
+                RateSetting::Auto => {}
+            }
             within("ingress.headroom", i.headroom, MIN_HEADROOM..=1.0, "shaping under half the link wastes it")
         }
         (false, None) => Ok(()),

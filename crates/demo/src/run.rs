@@ -14,7 +14,7 @@ use bauxite_core::{
     ValidatedProfile,
 };
 use bauxite_netlab::emulator::{Direction, EmulatorConfig, EmulatorReport, Fate};
-use bauxite_netlab::testbed::{BASE_ADDR, BASE_IFACE, ROBOT_IFACE};
+use bauxite_netlab::testbed::{BASE_ADDR, BASE_IFACE, ROBOT_ADDR, ROBOT_IFACE};
 use bauxite_netlab::workload::{RunningWorkload, WorkloadEvent, WorkloadResult, WorkloadSpec};
 use bauxite_netlab::{ChainOptions, ChainTestbed, NetlabError};
 use bauxite_shaper::StatusReader;
@@ -33,7 +33,7 @@ pub enum DemoDirection {
     #[default]
     Up,
     /// The operator's steering and a download from the base to the robot, Bauxite on the
-    /// robot's ingress (`direction: down`, at the fixed `--rate`). The testbed is the
+    /// robot's ingress (`direction: down`, at `--rate` or with `rate: auto`). The testbed is the
     /// same, with the roles of its two ends exchanged: the namespace that sends (`robot` in
     /// [`ChainTestbed`]) plays the base, the one that receives plays the robot, and the
     /// bottleneck is the downlink's far end. Bauxite at the far end is then exactly `Up`.
@@ -153,16 +153,23 @@ fn log(dir: &Path, name: &str) -> Result<std::fs::File, DemoError> {
 /// shaping the downlink, for none: its rate is fixed).
 pub fn protected_profile(rate: Option<BitRate>, direction: DemoDirection) -> Result<ValidatedProfile, ProfileError> {
     let mut profile = Profile::robot();
-    match rate {
-        Some(r) => profile.rate = RateSetting::Fixed(r),
-        None => {
-            profile.rate = RateSetting::Auto;
-            profile.auto_rate.reflector = vec![format!("{BASE_ADDR}:{DEFAULT_REFLECTOR_PORT}")];
-        }
+    let setting = rate.map_or(RateSetting::Auto, RateSetting::Fixed);
+    // The reflector is at the far end: the base for the uplink; for the downlink, the end
+    // that sends (see [`DemoDirection::Down`]).
+    let far_end = match direction {
+        DemoDirection::Up => BASE_ADDR,
+        DemoDirection::Down => ROBOT_ADDR,
+    };
+    if rate.is_none() {
+        profile.auto_rate.reflector = vec![format!("{far_end}:{DEFAULT_REFLECTOR_PORT}")];
     }
-    if direction == DemoDirection::Down {
-        profile.direction = bauxite_core::Direction::Down;
-        profile.ingress = rate.map(bauxite_core::IngressPolicy::at);
+    match direction {
+        DemoDirection::Up => profile.rate = setting,
+        DemoDirection::Down => {
+            profile.rate = rate.map_or(profile.rate, RateSetting::Fixed);
+            profile.direction = bauxite_core::Direction::Down;
+            profile.ingress = Some(bauxite_core::IngressPolicy::at(setting));
+        }
     }
     profile.validate()
 }
@@ -261,6 +268,14 @@ fn start_shaper(
     std::fs::write(&config, serde_yaml_ng::to_string(profile).expect("a profile serializes"))
         .map_err(DemoError::io(config.display().to_string()))?;
     if options.direction == DemoDirection::Down {
+        if options.rate.is_none() {
+            let reflector = tb
+                .robot
+                .command(&options.exe, &["reflect", "--bind", &ROBOT_ADDR.to_string()])
+                .stderr(log(dir, "reflect.log")?)
+                .spawn();
+            daemons.push(ChildGuard::new(reflector.map_err(DemoError::io("starting bauxite reflect"))?, STOP_GRACE));
+        }
         // The receiving end (the robot) shapes its ingress, on its IFB device.
         let up = tb
             .base

@@ -15,7 +15,7 @@ use bauxite_ebpf::{AttachRequest, Control, Datapath, LaneStats, TC_PROGRAM, TcAt
 use bauxite_sys::{Netns, monotonic_ns};
 use tracing::{debug, error, info, warn};
 
-use crate::autorate::{Probers, RateController, RttSample};
+use crate::autorate::{CountedAt, Probers, RateController, RttSample};
 use crate::reflect::{ProbeKey, key_of};
 use crate::reload::{self, Reload};
 
@@ -45,10 +45,10 @@ pub struct UpOptions {
     pub reload: Option<Reload>,
     /// How to attach the classifier (`--attach`).
     pub attach: AttachRequest,
-    /// Whether packets start with an Ethernet header, when `iface` is the downlink's IFB
-    /// device: they are the redirected interface's packets, not the IFB's. `None`: from
-    /// `iface` itself.
-    l2_header: Option<bool>,
+    /// The interface whose ingress `iface` (the downlink's IFB device) carries: its
+    /// packets start as that interface's do, not as the IFB's, and the bytes `rate: auto`
+    /// counts are those that arrived over the link. `None`: `iface` is an uplink.
+    redirected_from: Option<Link>,
 }
 
 impl UpOptions {
@@ -62,7 +62,7 @@ impl UpOptions {
             probe_rtt: None,
             reload: None,
             attach: AttachRequest::Auto,
-            l2_header: None,
+            redirected_from: None,
         }
     }
 }
@@ -195,8 +195,10 @@ struct Preflight {
     probe_rtt: Option<prometheus_client::metrics::histogram::Histogram>,
     reload: Option<Reload>,
     link: Link,
-    /// Packets start with an Ethernet header ([`UpOptions::l2_header`]).
+    /// Packets start with an Ethernet header (see [`UpOptions::redirected_from`]).
     l2_header: bool,
+    /// This shaper is the downlink's, on its IFB device.
+    ingress: bool,
     state_dir: StateDir,
     /// What the kernel lacks, the fallbacks taken and the attach mode.
     features: FeatureReport,
@@ -206,7 +208,7 @@ struct Preflight {
 /// killed daemon left behind on this very interface.
 fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
     require_root("`bauxite up` attaches eBPF programs and qdiscs")?;
-    let UpOptions { iface, mut profile, gateway_iface, lease, probe_rtt, reload, attach, l2_header } = options;
+    let UpOptions { iface, mut profile, gateway_iface, lease, probe_rtt, reload, attach, redirected_from } = options;
     let features = features::check(&KernelFacts::probe(), attach, gateway_iface.is_some())?;
     let reflectors = match profile.rate {
         RateSetting::Auto => with_probe_rules(&mut profile)?,
@@ -236,7 +238,8 @@ fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
     // A previous daemon that was killed may have left its tree and settings behind.
     down_one(&iface)?;
     let link = find_link(&mut rtnl, &iface)?;
-    let l2_header = l2_header.unwrap_or(link.l2_header);
+    let l2_header = redirected_from.as_ref().unwrap_or(&link).l2_header;
+    let ingress = redirected_from.is_some();
     Ok(Preflight {
         iface,
         profile,
@@ -248,6 +251,7 @@ fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
         reload,
         link,
         l2_header,
+        ingress,
         state_dir,
         features,
     })
@@ -378,7 +382,7 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
         probe_rtt: None,
         reload: options.reload.as_ref().map(Reload::for_ingress),
         attach: options.attach,
-        l2_header: Some(link.l2_header),
+        redirected_from: Some(link),
     };
     // Whichever shaper ends first ends the other: a daemon half up is not what was asked.
     let ending = |result: Result<(), ShaperError>, stop: &AtomicBool| {
@@ -502,8 +506,13 @@ impl<'a> ControlLoop<'a> {
                 let probers = Probers::start(reflectors, pre.probe_key.clone(), tx, &session.stop_probes)?;
                 let standbys: Vec<String> = probers.standbys().map(|r| r.to_string()).collect();
                 info!(iface = pre.iface, reflector = %probers.active(), standbys = standbys.join(" "), "rate: auto, probing the link");
+                // The downlink's shaper counts what arrived over the link: the far end's
+                // FIFO is before it.
+                let counted_at = if pre.ingress { CountedAt::Exit } else { CountedAt::Entry };
                 Some(AutoRate {
-                    controller: RateController::new(&profile.auto_rate).with_headroom(profile.headroom),
+                    controller: RateController::new(&profile.auto_rate)
+                        .with_headroom(profile.headroom)
+                        .counted_at(counted_at),
                     probers,
                     samples: rx,
                     silent: false,
@@ -620,7 +629,13 @@ impl<'a> ControlLoop<'a> {
                 self.written_probs[i] = prob;
             }
         }
-        let sent_bytes = lane_classes.iter().map(|c| c.bytes).sum();
+        // What `rate: auto` measures the link with: the bytes the lanes sent into it, or,
+        // on the downlink's device, the bytes that arrived over it (the classifier counts
+        // every packet redirected from the ingress, those it then drops included).
+        let sent_bytes = match (self.pre.ingress, self.auto.is_some()) {
+            (true, true) => attached.datapath.maps.stats()?.iter().map(|s| s.bytes).sum(),
+            _ => lane_classes.iter().map(|c| c.bytes).sum(),
+        };
         if let Some(auto) = self.auto.as_mut() {
             // The probes ride lane 0 (`with_probe_rule`): its own queue is not the link's.
             auto.controller.on_own_queue(verdicts[0].queue_delay);

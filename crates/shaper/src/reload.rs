@@ -164,12 +164,12 @@ mod tests {
         assert!(restart_only_changes(&fixed, &metrics).iter().any(|k| k.starts_with("metrics")));
         let both = robot(|p| {
             p.direction = bauxite_core::Direction::Both;
-            p.ingress = Some(bauxite_core::IngressPolicy::at(BitRate::from_bps(20_000_000)));
+            p.ingress = Some(bauxite_core::IngressPolicy::at(RateSetting::Fixed(BitRate::from_bps(20_000_000))));
         });
         assert!(restart_only_changes(&fixed, &both).iter().any(|k| k.starts_with("direction")));
         let faster = robot(|p| {
             p.direction = bauxite_core::Direction::Both;
-            p.ingress = Some(bauxite_core::IngressPolicy::at(BitRate::from_bps(30_000_000)));
+            p.ingress = Some(bauxite_core::IngressPolicy::at(RateSetting::Fixed(BitRate::from_bps(30_000_000))));
         });
         assert!(restart_only_changes(&both, &faster).is_empty(), "a new downlink rate is applied in place");
     }
