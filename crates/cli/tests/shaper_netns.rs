@@ -1301,3 +1301,47 @@ fn a_reload_changes_the_downlinks_rate_in_place_and_refuses_a_new_direction() {
     std::fs::remove_file(config).ok();
     std::fs::remove_file(log).ok();
 }
+
+/// `--ingress auto`: the robot measures its downlink with probes to a reflector at the
+/// far end, from the bytes that arrive over it, and shapes its ingress under it. Behind
+/// the far end's 1.5 Mbit/s FIFO the steering stays fast beside a TCP download, and the
+/// download keeps most of the link.
+#[test]
+fn ingress_shaping_with_rate_auto_finds_the_downlink_and_protects_the_steering() {
+    if !root_or_skip("ingress_shaping_with_rate_auto_finds_the_downlink_and_protects_the_steering") {
+        return;
+    }
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let tb = testbed(50_000_000);
+    let burst = bauxite_core::link::DEMO_TBF_BURST_BYTES as u32;
+    Bottleneck::install(&tb.link, LINK_TO_ROBOT, BitRate::from_bps(1_500_000), 100_000, burst)
+        .expect("the downlink's bottleneck");
+    let reflect = ["reflect", "--bind", &BASE_ADDR.to_string()];
+    let _reflector = ChildGuard::new(tb.base.command(BIN, &reflect).spawn().expect("start the reflector"), STOP_GRACE);
+    let mut profile = Profile::robot();
+    profile.rate = RateSetting::Fixed(BitRate::from_bps(50_000_000));
+    profile.auto_rate.reflector = vec![format!("{BASE_ADDR}:{}", bauxite_core::DEFAULT_REFLECTOR_PORT)];
+    let config = write_config(&profile);
+    let device = bauxite_shaper::ingress::device_name(ROBOT_IFACE);
+    let _daemon = spawn_up(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap(), "--ingress", "auto"]);
+    wait_running(&tb.robot, &device);
+    // 5 s to find the downlink from the base rate (10 Mbit/s): about one on a quiet machine.
+    let m = measure(&tb.base, &tb.robot, ROBOT_ADDR.into(), Duration::from_secs(5), Duration::from_secs(10));
+    let summary = Summary::of(&m.latencies_ms);
+    let ingress = status_json(&tb.robot, &device);
+    eprintln!(
+        "downlink with --ingress auto: steering {summary} ms, download {:.3} Mbit/s\n{ingress}",
+        m.bulk_bps / 1e6
+    );
+    std::fs::remove_file(config).ok();
+    assert_eq!(ingress["rate_mode"], "auto", "{ingress}");
+    // The same bound and reason as far_end_shaping_with_rate_auto_protects_the_robots_downlink;
+    // queueing behind the download in the far FIFO would be hundreds of milliseconds.
+    assert!(summary.p99 < 20.0, "steering p99 with the downlink measured: {summary}");
+    assert!(m.latencies_ms.len() >= 490 && m.lost_in_window == 0, "steering flowed, nothing lost");
+    // Shaped to 90 % of what it measures, with its probes on the link too: about 80 % of
+    // the leftover on a quiet machine; an estimate collapsed to `min_rate` would leave
+    // the download about 10 %.
+    let leftover = 1_500_000.0 - 50.0 * (64.0 + 42.0) * 8.0;
+    assert!(m.bulk_bps >= 0.6 * leftover, "download {:.3} Mbit/s of {:.3}", m.bulk_bps / 1e6, leftover / 1e6);
+}
