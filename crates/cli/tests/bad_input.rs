@@ -106,6 +106,10 @@ fn up_names_the_file_line_and_key_of_an_out_of_range_number() {
 
     let stderr = up_refused(&ns, &["--rate", "1bit"]);
     assert!(stderr.contains("--rate: rate: 1bit is not between 64kbit and 100gbit"), "{stderr}");
+    let stderr = up_refused(&ns, &["--ingress", "auto"]);
+    assert!(stderr.contains("--ingress: auto_rate.reflector: `--ingress auto` needs a reflector"), "{stderr}");
+    let stderr = up_refused(&ns, &["--ingress", "1bit"]);
+    assert!(stderr.contains("--ingress: ingress.rate: 1bit is not between 64kbit and 100gbit"), "{stderr}");
 }
 
 /// Issue 10 #10: `--out /sys/kernel` failed only after the whole study had run, and
@@ -173,8 +177,6 @@ fn demo_checks_its_rate_before_anything_runs() {
     let stderr = refused(&["demo", "--trials", "1", "--rate", "1bit", "--out", out.to_str().unwrap()]);
     assert!(stderr.contains("--rate: rate: 1bit is not between 64kbit and 100gbit"), "{stderr}");
     assert!(!out.exists(), "nothing written");
-    let stderr = refused(&["demo", "--direction", "down", "--out", out.to_str().unwrap()]);
-    assert!(stderr.contains("--direction down shapes the robot's ingress at a fixed rate: give --rate"), "{stderr}");
     let stderr = refused(&["demo", "--direction", "sideways", "--out", out.to_str().unwrap()]);
     assert!(stderr.contains("`sideways` is not a direction: up or down"), "{stderr}");
     assert!(!out.exists(), "nothing written");
