@@ -4,7 +4,10 @@ directory, and prints `rate: auto` against the references, issue 27's way:
 excess p95/p99 over the clairvoyant's, video as a share of the clairvoyant's, critical
 loss beside the never-dropped run's, and on the steps the seed demo's targets.
 
-Usage: [PROFILE=FILE] score.py BAUXITE TRACEDIR OUTDIR [SEEDS] [DURATION_S]
+Usage: [PROFILE=FILE] [DIRECTION=down] score.py BAUXITE TRACEDIR OUTDIR [SEEDS] [DURATION_S]
+
+DIRECTION=down scores the downlink (`sim robot --direction down`: the shaper at the
+robot's ingress, after the link's FIFO).
 """
 import json
 import os
@@ -21,6 +24,7 @@ examples = os.path.join(here, "..", "..", "examples")
 def run(name, link, extra, n=None):
     d = os.path.join(out, name)
     profile = ["--profile", os.environ["PROFILE"]] if os.environ.get("PROFILE") else []
+    profile += ["--direction", os.environ["DIRECTION"]] if os.environ.get("DIRECTION") else []
     subprocess.run([bauxite, "sim", "robot", "--link", link, "--seeds", n or seeds, "--out", d] + profile + extra,
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     with open(os.path.join(d, "summary.json")) as f:

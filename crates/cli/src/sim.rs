@@ -58,6 +58,12 @@ pub struct RobotArgs {
     /// The protected phase's shaper rate: a rate known to the shaper (1.5mbit) or auto.
     #[arg(long, default_value = "auto")]
     rate: String,
+    /// Which way the streams go: up (robot → base, the shaper on the robot's egress) or
+    /// down (base → robot over the --link link, the shaper on the robot's ingress after
+    /// it, as `bauxite up` with `direction: down` runs it). The references are the
+    /// uplink's.
+    #[arg(long, default_value = "up", value_name = "up|down")]
+    direction: String,
     /// Simulated seconds per phase (at most a day).
     #[arg(long, allow_negative_numbers = true, default_value_t = 20.0)]
     duration: f64,
@@ -413,6 +419,27 @@ fn robot(args: &RobotArgs) -> Result<()> {
     let rate = match args.rate.trim() {
         r if r.eq_ignore_ascii_case("auto") => RateMode::Auto,
         r => RateMode::Fixed(r.parse::<BitRate>().map_err(|e| SimError::invalid("rate", e.to_string()))?),
+    };
+    let profile = match args.direction.as_str() {
+        "up" => profile,
+        "down" => {
+            let setting = match rate {
+                RateMode::Auto => bauxite_core::RateSetting::Auto,
+                RateMode::Fixed(r) => bauxite_core::RateSetting::Fixed(r),
+            };
+            let mut p = profile.into_profile();
+            p.direction = bauxite_core::Direction::Down;
+            let headroom = p.ingress.as_ref().map(|i| i.headroom);
+            let mut ingress = bauxite_core::IngressPolicy::at(setting);
+            ingress.headroom = headroom.unwrap_or(ingress.headroom);
+            p.ingress = Some(ingress);
+            if rate == RateMode::Auto && p.auto_rate.reflector.is_empty() {
+                // The simulator's reflector is the far end itself; the profile need not name one.
+                p.auto_rate.reflector = vec![format!("192.0.2.1:{}", bauxite_core::DEFAULT_REFLECTOR_PORT)];
+            }
+            p.validate().context("--direction down")?
+        }
+        other => return Err(SimError::invalid("direction", format!("`{other}` is not a direction: up or down")).into()),
     };
     if !(args.duration.is_finite() && args.duration > 0.0 && args.duration <= 86_400.0) {
         return Err(SimError::invalid("duration", format!("{} is not between 0 and 86400 s", args.duration)).into());

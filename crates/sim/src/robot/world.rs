@@ -12,7 +12,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::Duration;
 
-use bauxite_control::{Controller, RateController};
+use bauxite_control::{Controller, CountedAt, RateController};
 use bauxite_core::link::{Admission, LinkModel, Outcome};
 use bauxite_core::rng::{SplitMix64, mix64};
 use bauxite_core::{BitRate, PacketKey, RateSetting};
@@ -52,6 +52,11 @@ enum Ev {
     Link,
     Ack(u64),
     ProbeReply(u64),
+    /// On the downlink: a packet the link delivered reaches the robot's ingress shaper.
+    Ingress(u32),
+    /// On the downlink: a probe sent at this time reaches the reflector, whose answer
+    /// enters the link.
+    Reflect(u64),
     Rto,
     Retry,
 }
@@ -109,6 +114,9 @@ struct Shaper {
     drop_probability: Vec<f64>,
     droppable: Vec<bool>,
     rng: SplitMix64,
+    /// The fraction of the link rate the lanes are shaped to (the profile's, or on the
+    /// downlink `ingress.headroom`).
+    headroom: f64,
 }
 
 struct World<'a> {
@@ -123,6 +131,12 @@ struct World<'a> {
     egress_armed: Option<u64>,
     rto_armed: Option<u64>,
     shaper: Option<Shaper>,
+    /// The profile's `direction: down`: the streams go base → robot, and the shaper is at
+    /// the robot's ingress, after the link (what `up` does on the downlink's IFB device).
+    downlink: bool,
+    /// On the downlink, the bytes that reached the ingress shaper: what its `rate: auto`
+    /// counts ([`bauxite_control::CountedAt::Exit`]).
+    arrived_bytes: u64,
     packets: Vec<Option<Packet>>,
     free: Vec<u32>,
     sender: tcp::Sender,
@@ -196,6 +210,8 @@ impl<'a> World<'a> {
             egress_armed: None,
             rto_armed: None,
             shaper,
+            downlink: profile.direction == bauxite_core::Direction::Down,
+            arrived_bytes: 0,
             packets: Vec::new(),
             free: Vec::new(),
             sender: tcp::Sender::default(),
@@ -275,6 +291,11 @@ impl<'a> World<'a> {
                 self.pump_tcp();
             }
             Ev::ProbeReply(sent_ns) => self.probe_answered(sent_ns),
+            Ev::Ingress(slot) => self.reach_ingress(slot),
+            Ev::Reflect(sent_ns) => {
+                let slot = self.alloc(Packet { what: What::Probe, sent_ns, len: PROBE_LEN });
+                self.enter_link(slot);
+            }
             Ev::Rto if self.rto_armed == Some(self.now) => {
                 self.rto_armed = None;
                 if self.sender.timeout_at().is_some_and(|at| at <= self.now) {
@@ -363,7 +384,8 @@ impl<'a> World<'a> {
             }
             let slot = self.alloc(Packet { what: What::Segment(segment), sent_ns: self.now, len: segment.wire_len() });
             let lane = self.video_lane;
-            if self.shaper.is_some() && !self.enter_egress(slot, lane) {
+            let behind_shaper = self.shaper.is_some() && !self.downlink;
+            if behind_shaper && !self.enter_egress(slot, lane) {
                 self.release(slot);
                 self.sender.refused();
                 if let Some(after) = self.sender.retry_after_ns() {
@@ -372,7 +394,7 @@ impl<'a> World<'a> {
                 break;
             }
             self.sender.sent(segment, self.now);
-            if self.shaper.is_none() {
+            if !behind_shaper {
                 self.enter_link(slot);
             }
         }
@@ -395,13 +417,21 @@ impl<'a> World<'a> {
     /// frame: the frame enters the lane at once, and the window grows to hold it.
     fn held_by_small_queues(&self) -> bool {
         let limit = self.sender.small_queue_limit_bytes();
-        self.shaper
-            .as_ref()
-            .is_some_and(|s| (s.egress.queued_packets(self.video_lane) as f64) * f64::from(tcp::TRUESIZE) >= limit)
+        // On the downlink the sender's qdisc is the far end's, not the shaper's lanes.
+        !self.downlink
+            && self
+                .shaper
+                .as_ref()
+                .is_some_and(|s| (s.egress.queued_packets(self.video_lane) as f64) * f64::from(tcp::TRUESIZE) >= limit)
     }
 
     /// A rate probe, sent at a poll when the controller says one is due (as the daemon does).
     fn send_probe(&mut self) {
+        if self.downlink {
+            // Up the uncongested return path; the answer comes back over the link.
+            self.schedule(self.now + self.return_ns, Ev::Reflect(self.now));
+            return;
+        }
         let slot = self.alloc(Packet { what: What::Probe, sent_ns: self.now, len: PROBE_LEN });
         // The shaper puts its probes in the most urgent lane, ahead of every rule.
         self.emit(slot, 0);
@@ -411,7 +441,7 @@ impl<'a> World<'a> {
 
     /// A UDP packet leaves the robot: through the lanes, or straight to the link.
     fn emit(&mut self, slot: u32, lane: usize) {
-        if self.shaper.is_none() {
+        if self.shaper.is_none() || self.downlink {
             self.enter_link(slot);
         } else if !self.enter_egress(slot, lane) {
             let packet = self.release(slot);
@@ -450,6 +480,12 @@ impl<'a> World<'a> {
         self.egress_armed = None;
         let shaper = self.shaper.as_mut().expect("a shaped phase");
         if let Some(q) = shaper.egress.dequeue(self.now) {
+            if self.downlink {
+                let packet = self.release(q.token);
+                self.arrive(packet, self.now);
+                self.arm_egress();
+                return;
+            }
             let segment = matches!(self.packets[q.token as usize].map(|p| p.what), Some(What::Segment(_)));
             self.enter_link(q.token);
             if segment {
@@ -485,17 +521,43 @@ impl<'a> World<'a> {
         let mut outcomes = std::mem::take(&mut self.outcomes);
         self.link.poll(self.now, &mut outcomes);
         for outcome in outcomes.drain(..) {
-            let packet = self.release(outcome.token as u32);
+            let slot = outcome.token as u32;
             match outcome.delivered_ns {
-                Some(at) => self.arrive(packet, at),
-                None => self.lost(packet),
+                // On the downlink the robot's shaper is between the link and the apps.
+                Some(at) if self.downlink && self.shaper.is_some() => {
+                    self.schedule(at.max(self.now), Ev::Ingress(slot))
+                }
+                Some(at) => {
+                    let packet = self.release(slot);
+                    self.arrive(packet, at);
+                }
+                None => {
+                    let packet = self.release(slot);
+                    self.lost(packet);
+                }
             }
         }
         self.outcomes = outcomes;
         self.arm_link();
     }
 
-    /// A packet reaches the base at `at`.
+    /// On the downlink: a packet the link delivered enters the robot's ingress lanes (its
+    /// lane by its stream, as the classifier decides), counted as arrived first.
+    fn reach_ingress(&mut self, slot: u32) {
+        let packet = self.packets[slot as usize].expect("a live packet");
+        self.arrived_bytes += u64::from(packet.len);
+        let lane = match packet.what {
+            What::Message { stream, .. } => self.stream_lanes[usize::from(stream)],
+            What::Probe => 0,
+            What::Segment(_) => self.video_lane,
+        };
+        if !self.enter_egress(slot, lane) {
+            let packet = self.release(slot);
+            self.lost(packet);
+        }
+    }
+
+    /// A packet reaches the base at `at` (on the downlink: the robot's apps).
     fn arrive(&mut self, packet: Packet, at: u64) {
         let bin = (at / BIN_NS) as usize;
         match packet.what {
@@ -511,7 +573,9 @@ impl<'a> World<'a> {
             }
             What::Probe => {
                 add_at(&mut self.trace.other_bytes, bin, packet.len);
-                self.schedule(at + self.return_ns, Ev::ProbeReply(packet.sent_ns));
+                // On the downlink this is the answer itself, at the robot.
+                let answered = if self.downlink { at } else { at + self.return_ns };
+                self.schedule(answered, Ev::ProbeReply(packet.sent_ns));
             }
             What::Segment(segment) => {
                 add_at(&mut self.trace.video_bytes, bin, packet.len);
@@ -568,7 +632,9 @@ impl<'a> World<'a> {
             RateSource::Auto(auto) => {
                 // As the daemon does: the probes' lane 0's own queue is not the link's.
                 auto.on_own_queue(verdicts[0].queue_delay);
-                auto.on_sent(now, samples.iter().map(|s| s.sent_bytes).sum());
+                let counted =
+                    if self.downlink { self.arrived_bytes } else { samples.iter().map(|s| s.sent_bytes).sum() };
+                auto.on_sent(now, counted);
                 let mut new_rate = None;
                 for (sent_ns, received_ns) in answers {
                     let answer = auto.on_answer(Duration::from_nanos(sent_ns), Duration::from_nanos(received_ns));
@@ -600,8 +666,8 @@ impl<'a> World<'a> {
     }
 
     fn set_link_rate(&mut self, link_rate: BitRate) {
-        let shaped = self.config.profile.profile().shaped_rate(link_rate);
         let shaper = self.shaper.as_mut().expect("a shaped phase");
+        let shaped = link_rate.scaled(shaper.headroom);
         shaper.egress.set_rate(self.now, shaped.bps() as f64);
         shaper.controller.set_link_rate(shaped);
         self.trace.link_rate.push((self.now, link_rate.bps()));
@@ -631,7 +697,10 @@ fn clairvoyant_rate(
 
 /// The shaper at the start of a phase, and the link rate it starts from.
 fn new_shaper(config: &RobotConfig, phase: Phase, rng: &mut SplitMix64) -> (Shaper, BitRate) {
-    let profile = config.profile.profile();
+    // On the downlink, the profile as the ingress shaper runs it (its headroom).
+    let ingress = config.profile.for_ingress();
+    let counted_at = if ingress.is_some() { CountedAt::Exit } else { CountedAt::Entry };
+    let profile = ingress.as_ref().unwrap_or(&config.profile).profile();
     let (rate, link_rate) = match (phase, config.rate) {
         (Phase::Clairvoyant, _) => {
             let capacity = CapacitySchedule::new(&config.link, &config.timeline);
@@ -639,7 +708,7 @@ fn new_shaper(config: &RobotConfig, phase: Phase, rng: &mut SplitMix64) -> (Shap
             (RateSource::Clairvoyant(capacity), start)
         }
         (_, RateMode::Auto) => {
-            let auto = RateController::new(&profile.auto_rate).with_headroom(profile.headroom);
+            let auto = RateController::new(&profile.auto_rate).with_headroom(profile.headroom).counted_at(counted_at);
             let start = auto.rate();
             (RateSource::Auto(Box::new(auto)), start)
         }
@@ -660,6 +729,7 @@ fn new_shaper(config: &RobotConfig, phase: Phase, rng: &mut SplitMix64) -> (Shap
         drop_probability: vec![0.0; profile.lanes.len()],
         droppable: profile.lanes.iter().map(|l| l.drop_when_congested).collect(),
         rng: SplitMix64::new(rng.next_u64()),
+        headroom: profile.headroom,
     };
     (shaper, link_rate)
 }
