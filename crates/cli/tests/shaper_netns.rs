@@ -263,6 +263,17 @@ fn testbed(rate_bps: u64) -> ChainTestbed {
     ChainTestbed::create(&ChainOptions { rate: BitRate::from_bps(rate_bps), ..Default::default() }).expect("testbed")
 }
 
+/// The robot's downlink as the bottleneck: a 50 Mbit/s testbed whose link sends toward
+/// the robot through the seed's modem (1.5 Mbit/s, a 100 KB FIFO, the demo TBF's bucket),
+/// at the far end of the downlink.
+fn downlink_testbed() -> ChainTestbed {
+    let tb = testbed(50_000_000);
+    let burst = bauxite_core::link::DEMO_TBF_BURST_BYTES as u32;
+    Bottleneck::install(&tb.link, LINK_TO_ROBOT, BitRate::from_bps(1_500_000), 100_000, burst)
+        .expect("the downlink's bottleneck");
+    tb
+}
+
 /// The robot's own radio interface is the 1.5 Mbit/s bottleneck: first as a plain
 /// deep FIFO (the standard stack), then with Bauxite's lanes in its place.
 fn critical_latency_under_a_tcp_flood_with_and_without_bauxite(attach: Attach) {
@@ -556,10 +567,7 @@ fn far_end_shaping_with_rate_auto_protects_the_robots_downlink() {
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tb = testbed(50_000_000);
-    let downlink = BitRate::from_bps(1_500_000);
-    let burst = bauxite_core::link::DEMO_TBF_BURST_BYTES as u32;
-    Bottleneck::install(&tb.link, LINK_TO_ROBOT, downlink, 100_000, burst).expect("the downlink's bottleneck");
+    let tb = downlink_testbed();
     let plain = measure(&tb.base, &tb.robot, ROBOT_ADDR.into(), Duration::from_secs(4), Duration::from_secs(6));
     let plain_summary = Summary::of(&plain.latencies_ms);
     eprintln!("plain downlink: steering {plain_summary} ms, download {:.3} Mbit/s", plain.bulk_bps / 1e6);
@@ -1040,10 +1048,7 @@ fn robot_side_ingress_shaping_protects_the_steering_against_a_download() {
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tb = testbed(50_000_000);
-    let burst = bauxite_core::link::DEMO_TBF_BURST_BYTES as u32;
-    Bottleneck::install(&tb.link, LINK_TO_ROBOT, BitRate::from_bps(1_500_000), 100_000, burst)
-        .expect("the downlink's bottleneck");
+    let tb = downlink_testbed();
     let plain = measure(&tb.base, &tb.robot, ROBOT_ADDR.into(), Duration::from_secs(4), Duration::from_secs(6));
     let plain_summary = Summary::of(&plain.latencies_ms);
 
@@ -1212,10 +1217,7 @@ fn ingress_shaping_cannot_empty_a_far_queue_an_unresponsive_flood_fills() {
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tb = testbed(50_000_000);
-    let burst = bauxite_core::link::DEMO_TBF_BURST_BYTES as u32;
-    Bottleneck::install(&tb.link, LINK_TO_ROBOT, BitRate::from_bps(1_500_000), 100_000, burst)
-        .expect("the downlink's bottleneck");
+    let tb = downlink_testbed();
     let device = bauxite_shaper::ingress::device_name(ROBOT_IFACE);
     let _daemon = spawn_up(&tb.robot, ROBOT_IFACE, &["--rate", "50mbit", "--ingress", "1.5mbit"]);
     wait_running(&tb.robot, &device);
@@ -1312,10 +1314,7 @@ fn ingress_shaping_with_rate_auto_finds_the_downlink_and_protects_the_steering()
         return;
     }
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let tb = testbed(50_000_000);
-    let burst = bauxite_core::link::DEMO_TBF_BURST_BYTES as u32;
-    Bottleneck::install(&tb.link, LINK_TO_ROBOT, BitRate::from_bps(1_500_000), 100_000, burst)
-        .expect("the downlink's bottleneck");
+    let tb = downlink_testbed();
     let reflect = ["reflect", "--bind", &BASE_ADDR.to_string()];
     let _reflector = ChildGuard::new(tb.base.command(BIN, &reflect).spawn().expect("start the reflector"), STOP_GRACE);
     let mut profile = Profile::robot();

@@ -253,10 +253,10 @@ fn link_usage(report: &EmulatorReport, result: &WorkloadResult, start_ns: u64, d
     LinkUsage { uplink_bytes, video_offered: result.video.offered, video_skipped: result.video.skipped }
 }
 
-/// Phase 2's daemons: writes the profile to `dir`, starts `bauxite reflect` in the
-/// base (for `rate: auto`) and `bauxite up` in the robot, and waits until the shaper
-/// runs; returns them with a status reader of the robot's interface. The daemons
-/// stop when the returned guards are dropped.
+/// Phase 2's daemons: writes the profile to `dir`, starts `bauxite reflect` at the far
+/// end (for `rate: auto`) and `bauxite up` on the robot, and waits until the shaper
+/// runs; returns them with a status reader of the shaped interface (on the downlink,
+/// the IFB device). The daemons stop when the returned guards are dropped.
 fn start_shaper(
     options: &DemoOptions,
     tb: &ChainTestbed,
@@ -267,44 +267,29 @@ fn start_shaper(
     let config = dir.join("profile.yaml");
     std::fs::write(&config, serde_yaml_ng::to_string(profile).expect("a profile serializes"))
         .map_err(DemoError::io(config.display().to_string()))?;
-    if options.direction == DemoDirection::Down {
-        if options.rate.is_none() {
-            let reflector = tb
-                .robot
-                .command(&options.exe, &["reflect", "--bind", &ROBOT_ADDR.to_string()])
-                .stderr(log(dir, "reflect.log")?)
-                .spawn();
-            daemons.push(ChildGuard::new(reflector.map_err(DemoError::io("starting bauxite reflect"))?, STOP_GRACE));
+    // Who shapes and who reflects: on the uplink the robot's egress, the base reflecting;
+    // on the downlink the receiving end's ingress (its IFB device), the sending end
+    // reflecting (see [`DemoDirection::Down`]).
+    let (shaping, reflecting, reflector_addr, iface, shaped) = match options.direction {
+        DemoDirection::Up => (&tb.robot, &tb.base, BASE_ADDR, ROBOT_IFACE, ROBOT_IFACE.to_string()),
+        DemoDirection::Down => {
+            (&tb.base, &tb.robot, ROBOT_ADDR, BASE_IFACE, bauxite_shaper::ingress::device_name(BASE_IFACE))
         }
-        // The receiving end (the robot) shapes its ingress, on its IFB device.
-        let up = tb
-            .base
-            .command(&options.exe, &["up", "--iface", BASE_IFACE, "--config"])
-            .arg(&config)
-            .stderr(log(dir, "up.log")?)
-            .spawn();
-        daemons.push(ChildGuard::new(up.map_err(DemoError::io("starting bauxite up"))?, STOP_GRACE));
-        let device = bauxite_shaper::ingress::device_name(BASE_IFACE);
-        let mut reader = tb.base.run(move || StatusReader::new(&device)).map_err(DemoError::ShaperStatus)?;
-        wait_until_running(options, &mut reader, dir)?;
-        return Ok((daemons, reader));
-    }
+    };
     if options.rate.is_none() {
-        let reflector = tb
-            .base
-            .command(&options.exe, &["reflect", "--bind", &BASE_ADDR.to_string()])
+        let reflector = reflecting
+            .command(&options.exe, &["reflect", "--bind", &reflector_addr.to_string()])
             .stderr(log(dir, "reflect.log")?)
             .spawn();
         daemons.push(ChildGuard::new(reflector.map_err(DemoError::io("starting bauxite reflect"))?, STOP_GRACE));
     }
-    let up = tb
-        .robot
-        .command(&options.exe, &["up", "--iface", ROBOT_IFACE, "--config"])
+    let up = shaping
+        .command(&options.exe, &["up", "--iface", iface, "--config"])
         .arg(&config)
         .stderr(log(dir, "up.log")?)
         .spawn();
     daemons.push(ChildGuard::new(up.map_err(DemoError::io("starting bauxite up"))?, STOP_GRACE));
-    let mut reader = tb.robot.run(|| StatusReader::new(ROBOT_IFACE)).map_err(DemoError::ShaperStatus)?;
+    let mut reader = shaping.run(move || StatusReader::new(&shaped)).map_err(DemoError::ShaperStatus)?;
     wait_until_running(options, &mut reader, dir)?;
     Ok((daemons, reader))
 }
