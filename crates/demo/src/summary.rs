@@ -342,7 +342,15 @@ mod tests {
         let (standard, protected) = ([phase(300.0)], [phase(0.5)]);
         let summary = DemoSummary::new(&scenario, "auto".into(), &standard, &protected, Vec::new(), Vec::new());
         let json = serde_json::to_value(&summary).unwrap();
-        assert_eq!(keys(&json), ["audit", "link", "phases", "protected_rate", "runs", "time_series_ms", "trials"]);
+        assert_eq!(
+            keys(&json),
+            ["audit", "direction", "link", "phases", "protected_rate", "runs", "time_series_ms", "trials"]
+        );
+        assert_eq!(json["direction"], "up", "the seed's direction unless the demo says otherwise");
+        // A summary written before the direction existed reads as the uplink's.
+        let mut old = json.clone();
+        old.as_object_mut().unwrap().remove("direction");
+        assert_eq!(serde_json::from_value::<DemoSummary>(old).unwrap().direction, "up");
         assert_eq!(json["link"], serde_json::json!({"before_mbps": 50.0, "after_mbps": 1.5, "drop_at_s": 5.0}));
         let (s, p) = (&json["phases"]["standard"], &json["phases"]["protected"]);
         assert_eq!(keys(&s["critical_latency_ms"]), ["max", "mean", "p50", "p95", "p99"]);
