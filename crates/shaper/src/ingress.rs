@@ -4,9 +4,10 @@
 //! device (`bx-IFACE`) whose egress carries the same lanes, classifier and HTB tree as an
 //! uplink: a second shaper, on the IFB, at the downlink's rate (`ingress.rate` ×
 //! `ingress.headroom`). The redirect is a `u32` match-all filter with `mirred egress
-//! redirect` on the interface's clsact ingress hook, at preference [`REDIRECT_PREF`]; it is
-//! what sqm-scripts do, and it works on raw-IP modems (`wwan0`), where a BPF redirect to an
-//! Ethernet-type device cannot (no MAC header to keep).
+//! redirect` on the interface's clsact ingress hook, at preference [`REDIRECT_PREF`], as
+//! sqm-scripts do: mirred hands the IFB the packet with the MAC header the interface had,
+//! none on a raw-IP modem (`wwan0`), and the IFB's classifier parses it as the
+//! interface's (tested over a TUN device).
 //!
 //! Fail-open: a killed daemon leaves the redirect and the IFB, and the IFB keeps flowing.
 //! Its classifier steps aside (a tcx link dies with the daemon; a clsact filter's lease
@@ -16,7 +17,7 @@
 //!
 //! Ownership: the device carries the alias [`alias_of`] names; a device of that name
 //! without it, or a filter at [`REDIRECT_PREF`] that does not redirect to Bauxite's device,
-//! is someone else's, and is refused by name, never removed.
+//! is someone else's: `up` refuses it by name, `down` leaves it.
 
 use bauxite_sys::Netns;
 use tracing::warn;
@@ -108,6 +109,11 @@ impl IngressPath {
 
     /// Redirects `iface`'s ingress to the device (adding a clsact qdisc if it has none).
     pub fn redirect(&mut self) -> Result<(), ShaperError> {
+        // A filter of someone else's at Bauxite's preference would be deleted with the
+        // redirect: refused instead.
+        if redirect_is_ours(&self.ns, &self.iface) == Some(false) {
+            return Err(ShaperError::ForeignIngressFilter { iface: self.iface.clone(), pref: REDIRECT_PREF });
+        }
         self.created_clsact = bauxite_ebpf::add_clsact(&self.iface);
         let pref = REDIRECT_PREF.to_string();
         self.ns.tc(&[

@@ -83,6 +83,17 @@ pub enum ShaperError {
         /// The device's name.
         device: String,
     },
+    /// The interface's ingress has a filter at the redirect's preference that is not Bauxite's.
+    #[error(
+        "{iface} has an ingress filter at preference {pref} that is not Bauxite's redirect; Bauxite leaves it \
+         alone: remove it (tc filter del dev {iface} ingress pref {pref}) to shape {iface}'s ingress"
+    )]
+    ForeignIngressFilter {
+        /// The interface.
+        iface: String,
+        /// The preference.
+        pref: u16,
+    },
     /// The interface was deleted or replaced under a running daemon.
     #[error(
         "{iface} (index {ifindex}) was deleted or replaced while bauxite up ran on it; \
