@@ -60,8 +60,7 @@ pub struct RobotArgs {
     rate: String,
     /// Which way the streams go: up (robot → base, the shaper on the robot's egress) or
     /// down (base → robot over the --link link, the shaper on the robot's ingress after
-    /// it, as `bauxite up` with `direction: down` runs it). The references are the
-    /// uplink's.
+    /// it, as `bauxite up` with `direction: down` runs it; the references likewise).
     #[arg(long, default_value = "up", value_name = "up|down")]
     direction: String,
     /// Simulated seconds per phase (at most a day).
@@ -428,15 +427,13 @@ fn robot(args: &RobotArgs) -> Result<()> {
                 RateMode::Fixed(r) => bauxite_core::RateSetting::Fixed(r),
             };
             let mut p = profile.into_profile();
-            p.direction = bauxite_core::Direction::Down;
-            let headroom = p.ingress.as_ref().map(|i| i.headroom);
-            let mut ingress = bauxite_core::IngressPolicy::at(setting);
-            ingress.headroom = headroom.unwrap_or(ingress.headroom);
-            p.ingress = Some(ingress);
             if rate == RateMode::Auto && p.auto_rate.reflector.is_empty() {
                 // The simulator's reflector is the far end itself; the profile need not name one.
                 p.auto_rate.reflector = vec![format!("192.0.2.1:{}", bauxite_core::DEFAULT_REFLECTOR_PORT)];
             }
+            // As `bauxite up --ingress` shapes the downlink, the uplink left alone.
+            let mut p = p.validate().and_then(|p| p.with_ingress(setting)).context("--direction down")?.into_profile();
+            p.direction = bauxite_core::Direction::Down;
             p.validate().context("--direction down")?
         }
         other => return Err(SimError::invalid("direction", format!("`{other}` is not a direction: up or down")).into()),

@@ -189,6 +189,25 @@ fn wait_running(ns: &Netns, iface: &str) {
     }
 }
 
+/// Sends SIGHUP (a reload) to the daemon `pid`, which the test started and still holds.
+fn sighup(pid: i32) {
+    #[allow(unsafe_code)]
+    // SAFETY: kill(2) with SIGHUP to a process of the test's own.
+    unsafe {
+        libc::kill(pid, libc::SIGHUP);
+    }
+}
+
+/// Waits until the daemon's log at `log` is `done`, at most 10 s (a reload is logged
+/// within a poll, 10 ms; the bound leaves a loaded machine room), failing with `what`.
+fn wait_for_log(log: &Path, what: &str, done: impl Fn(&str) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done(&std::fs::read_to_string(log).unwrap()) {
+        assert!(Instant::now() < deadline, "{what}:\n{}", std::fs::read_to_string(log).unwrap());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// Writes `profile` as a config file (JSON is YAML) that `--config` reads.
 fn write_config(profile: &Profile) -> PathBuf {
     let path = std::env::temp_dir().join(format!("{}.yaml", unique_name("profile")));
@@ -789,11 +808,7 @@ fn a_reload_under_a_flood_keeps_critical_traffic_protected() {
             for k in 0..6 {
                 let p = if k % 2 == 0 { &b } else { &a };
                 std::fs::write(&config, serde_json::to_string_pretty(p).unwrap()).unwrap();
-                #[allow(unsafe_code)]
-                // SAFETY: kill(2) with SIGHUP to the daemon this test started and still holds.
-                unsafe {
-                    libc::kill(pid, libc::SIGHUP);
-                }
+                sighup(pid);
                 std::thread::sleep(Duration::from_millis(1500));
             }
         }
@@ -830,16 +845,8 @@ fn a_reload_under_a_flood_keeps_critical_traffic_protected() {
     // A bad file: named with its line and key; the running profile stays, and so does the daemon.
     std::fs::write(&config, "name: x\nrate: 2mbit\nlanes:\n  - {name: a, share: 0.5}\nrules: []\ndefault_lane: b\n")
         .unwrap();
-    #[allow(unsafe_code)]
-    // SAFETY: as above.
-    unsafe {
-        libc::kill(pid, libc::SIGHUP);
-    }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !std::fs::read_to_string(&log).unwrap().contains("reload refused") {
-        assert!(Instant::now() < deadline, "no refusal logged:\n{}", std::fs::read_to_string(&log).unwrap());
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    sighup(pid);
+    wait_for_log(&log, "no refusal logged", |text| text.contains("reload refused"));
     let text = std::fs::read_to_string(&log).unwrap();
     let refusal = text.lines().find(|l| l.contains("reload refused")).unwrap();
     assert!(refusal.contains("robot.yaml:6") && refusal.contains("default_lane"), "{refusal}");
@@ -853,18 +860,10 @@ fn a_reload_under_a_flood_keeps_critical_traffic_protected() {
     write(&a);
     let classes = tb.robot.tc(&["class", "show", "dev", ROBOT_IFACE]).unwrap();
     for _ in 0..100 {
-        #[allow(unsafe_code)]
-        // SAFETY: as above.
-        unsafe {
-            libc::kill(pid, libc::SIGHUP);
-        }
+        sighup(pid);
         std::thread::sleep(Duration::from_millis(10));
     }
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !std::fs::read_to_string(&log).unwrap().contains("is unchanged") {
-        assert!(Instant::now() < deadline, "no reload logged:\n{}", std::fs::read_to_string(&log).unwrap());
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_log(&log, "no reload logged", |text| text.contains("is unchanged"));
     std::thread::sleep(Duration::from_millis(500));
     let text = std::fs::read_to_string(&log).unwrap();
     assert_eq!(text.matches("profile reloaded").count(), 6, "an unchanged profile is not applied again:\n{text}");
@@ -1111,30 +1110,46 @@ fn redirects(ns: &Netns, iface: &str) -> bool {
 /// deciding.)
 const INGRESS_DRAIN_BOUND: Duration = Duration::from_millis(1_500);
 
+/// A [`udp_flood`]'s payload per datagram, bytes: 2000 a second make 20 Mbit/s.
+const FLOOD_PAYLOAD: usize = 1250;
+
 /// A UDP flood of 20 Mbit/s from `from` to `to_addr` in `to` (unresponsive: the datapath's
 /// fail-open is measured, not a sender's recovery), until `stop`; returns its arrivals.
-fn udp_flood(
-    from: &Netns,
-    to: &Netns,
-    to_addr: IpAddr,
-    stop: &StopFlag,
-) -> std::thread::JoinHandle<Vec<traffic::Arrival>> {
+fn udp_flood(from: &Netns, to: &Netns, to_addr: IpAddr, stop: &StopFlag) -> UdpFlood {
     let socket = to.run(move || UdpSocket::bind((to_addr, VIDEO_PORT)).expect("bind the flood's sink"));
     let (s1, s2) = (stop.clone(), stop.clone());
     let sink = to.spawn(move || traffic::receive_udp(&socket, &s1).expect("the flood's sink").0);
-    from.spawn(move || {
+    let sender = from.spawn(move || {
         let socket = UdpSocket::bind("0.0.0.0:0").expect("bind the flood");
-        let spec =
-            UdpStream { stream: VIDEO_PORT, dst: SocketAddr::from((to_addr, VIDEO_PORT)), rate_hz: 2000.0, size: 1250 };
+        let spec = UdpStream {
+            stream: VIDEO_PORT,
+            dst: SocketAddr::from((to_addr, VIDEO_PORT)),
+            rate_hz: 2000.0,
+            size: FLOOD_PAYLOAD,
+        };
         traffic::send_udp(&socket, &spec, &s2)
     });
-    sink
+    UdpFlood { sender, sink }
 }
 
-/// Bits per second of `arrivals` (`FLOOD_BYTES` each) received in `[from_ns, to_ns)`.
+/// A running [`udp_flood`].
+struct UdpFlood {
+    sender: std::thread::JoinHandle<u32>,
+    sink: std::thread::JoinHandle<Vec<traffic::Arrival>>,
+}
+
+impl UdpFlood {
+    /// Its arrivals, once the caller has set the stop flag.
+    fn arrivals(self) -> Vec<traffic::Arrival> {
+        self.sender.join().unwrap();
+        self.sink.join().unwrap()
+    }
+}
+
+/// Bits per second of `arrivals` ([`FLOOD_PAYLOAD`] each) received in `[from_ns, to_ns)`.
 fn arrival_rate(arrivals: &[traffic::Arrival], from_ns: u64, to_ns: u64) -> f64 {
     let n = arrivals.iter().filter(|a| (from_ns..to_ns).contains(&a.received_ns)).count();
-    n as f64 * 1250.0 * 8.0 / ((to_ns - from_ns) as f64 / 1e9)
+    (n * FLOOD_PAYLOAD) as f64 * 8.0 / ((to_ns - from_ns) as f64 / 1e9)
 }
 
 /// SIGKILL with both directions shaped to 1.5 Mbit/s on a 50 Mbit/s link, under a
@@ -1162,7 +1177,7 @@ fn a_killed_ingress_shaper_leaves_both_directions_flowing_and_down_removes_its_d
     std::thread::sleep(LEASE + INGRESS_DRAIN_BOUND + Duration::from_secs(2));
     let to = monotonic_ns();
     stop.store(true, Ordering::Relaxed);
-    let flows = [("upload", upload.join().unwrap()), ("download", download.join().unwrap())];
+    let flows = [("upload", upload.arrivals()), ("download", download.arrivals())];
     for (direction, arrivals) in &flows {
         let before = arrival_rate(arrivals, killed - 1_000_000_000, killed);
         let after = arrival_rate(arrivals, killed + (LEASE + INGRESS_DRAIN_BOUND).as_nanos() as u64, to);
@@ -1313,17 +1328,10 @@ fn a_reload_changes_the_downlinks_rate_in_place_and_refuses_a_new_direction() {
     wait_running(&tb.robot, &device);
     let rate = |iface: &str| status_json(&tb.robot, iface)["rate_bps"].as_u64().unwrap_or(0);
     assert_eq!((rate(ROBOT_IFACE), rate(&device)), (1_425_000, 1_800_000), "95 % of 1.5, 90 % of 2 Mbit/s");
-    let sighup = || {
-        #[allow(unsafe_code)]
-        // SAFETY: kill(2) with SIGHUP to the daemon this test started and still holds.
-        unsafe {
-            libc::kill(daemon.id() as i32, libc::SIGHUP);
-        }
-    };
 
     profile.ingress = Some(bauxite_core::IngressPolicy::at(RateSetting::Fixed(BitRate::from_bps(4_000_000))));
     std::fs::write(&config, serde_json::to_string(&profile).unwrap()).unwrap();
-    sighup();
+    sighup(daemon.id() as i32);
     let deadline = Instant::now() + Duration::from_secs(10);
     while rate(&device) != 3_600_000 {
         assert!(
@@ -1339,13 +1347,10 @@ fn a_reload_changes_the_downlinks_rate_in_place_and_refuses_a_new_direction() {
 
     profile.direction = bauxite_core::Direction::Down;
     std::fs::write(&config, serde_json::to_string(&profile).unwrap()).unwrap();
-    sighup();
-    let refused = |text: &str| text.lines().any(|l| l.contains("reload refused") && l.contains("direction"));
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !refused(&std::fs::read_to_string(&log).unwrap()) {
-        assert!(Instant::now() < deadline, "no refusal logged:\n{}", std::fs::read_to_string(&log).unwrap());
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    sighup(daemon.id() as i32);
+    wait_for_log(&log, "no refusal logged", |text| {
+        text.lines().any(|l| l.contains("reload refused") && l.contains("direction"))
+    });
     assert!(daemon.try_wait().unwrap().is_none(), "a refused reload ends nothing");
     assert_eq!((rate(ROBOT_IFACE), rate(&device)), (1_425_000, 3_600_000), "both kept what they ran");
     std::fs::remove_file(config).ok();

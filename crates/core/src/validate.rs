@@ -120,8 +120,9 @@ impl ValidatedProfile {
     }
 
     /// What shapes the downlink, when this profile shapes it: the same lanes and rules at
-    /// the fixed `ingress.rate` and `ingress.headroom`, and nothing that belongs to the
-    /// egress daemon alone (probes, metrics, diagnostics).
+    /// `ingress.rate` (with the profile's `auto_rate` when that is `auto`) and
+    /// `ingress.headroom`, and nothing that belongs to the egress daemon alone (metrics,
+    /// diagnostics).
     pub fn for_ingress(&self) -> Option<ValidatedProfile> {
         let ingress = self.profile.ingress.as_ref().filter(|_| self.profile.direction.shapes_ingress())?;
         let mut profile = self.profile.clone();
@@ -144,17 +145,7 @@ impl ValidatedProfile {
     /// This profile with the downlink shaped too at `rate` (the command line's
     /// `--ingress`): `direction: down` stays, `up` becomes `both`.
     pub fn with_ingress(mut self, rate: RateSetting) -> Result<Self, ProfileError> {
-        match rate {
-            RateSetting::Fixed(r) => check_link_rate("ingress.rate", r)?,
-            RateSetting::Auto if self.reflectors.is_empty() => {
-                return Err(ProfileError::new(
-                    "auto_rate.reflector",
-                    None,
-                    "`--ingress auto` needs a reflector on the far side: set auto_rate.reflector in the profile",
-                ));
-            }
-            RateSetting::Auto => {}
-        }
+        check_rate("ingress.rate", rate, &self.reflectors, "`--ingress auto`")?;
         let kept = self.profile.ingress.as_ref().map(|i| IngressPolicy { rate, headroom: i.headroom });
         self.profile.ingress = Some(kept.unwrap_or_else(|| IngressPolicy::at(rate)));
         if self.profile.direction == Direction::Up {
@@ -166,7 +157,7 @@ impl ValidatedProfile {
     /// This profile with another link rate (the command line's `--rate`): only the
     /// rate is checked again.
     pub fn with_rate(mut self, rate: RateSetting) -> Result<Self, ProfileError> {
-        check_rate(rate, &self.reflectors)?;
+        check_rate("rate", rate, &self.reflectors, "`rate: auto`")?;
         self.profile.rate = rate;
         Ok(self)
     }
@@ -205,7 +196,7 @@ impl Profile {
         check_congestion(&self.congestion)?;
         check_early_drop(&self.early_drop)?;
         let reflectors = check_auto_rate(&self.auto_rate)?;
-        check_rate(self.rate, &reflectors)?;
+        check_rate("rate", self.rate, &reflectors, "`rate: auto`")?;
         check_targets(&self.targets)?;
         check_ingress(self.direction, self.ingress.as_ref(), &reflectors)?;
         if let Some(d) = &self.diagnostics {
@@ -295,14 +286,18 @@ fn resolve_lane(profile: &Profile, key: &str, name: &str) -> Result<usize, Profi
         .ok_or_else(|| ProfileError::new(key, Some(name.to_string()), format!("no lane is called `{name}`")))
 }
 
-fn check_rate(rate: RateSetting, reflectors: &[Reflector]) -> Result<(), ProfileError> {
+/// A link rate at `key`: a fixed one within bounds, or `auto` with a reflector to probe
+/// (`auto_named` says how the caller spelt it, for the error).
+fn check_rate(key: &str, rate: RateSetting, reflectors: &[Reflector], auto_named: &str) -> Result<(), ProfileError> {
     match rate {
-        RateSetting::Fixed(r) => check_link_rate("rate", r),
+        RateSetting::Fixed(r) => check_link_rate(key, r),
         RateSetting::Auto if reflectors.is_empty() => Err(ProfileError::new(
             "auto_rate.reflector",
             None,
-            "`rate: auto` needs a reflector on the far side: `bauxite reflect` there (e.g. 10.0.0.2:7399), or any \
-             host that answers ping (icmp:10.0.0.2)",
+            format!(
+                "{auto_named} needs a reflector on the far side: `bauxite reflect` there (e.g. 10.0.0.2:7399), or \
+                 any host that answers ping (icmp:10.0.0.2)"
+            ),
         )),
         RateSetting::Auto => Ok(()),
     }
@@ -328,17 +323,7 @@ fn check_ingress(
             "`ingress` is given but `direction` is `up`: set `direction: both` (or `down`) to shape the downlink",
         )),
         (_, Some(i)) => {
-            match i.rate {
-                RateSetting::Fixed(rate) => check_link_rate("ingress.rate", rate)?,
-                RateSetting::Auto if reflectors.is_empty() => {
-                    return Err(ProfileError::new(
-                        "auto_rate.reflector",
-                        None,
-                        "`ingress: {rate: auto}` needs a reflector on the far side, as `rate: auto` does",
-                    ));
-                }
-                RateSetting::Auto => {}
-            }
+            check_rate("ingress.rate", i.rate, reflectors, "`ingress: {rate: auto}`")?;
             within("ingress.headroom", i.headroom, MIN_HEADROOM..=1.0, "shaping under half the link wastes it")
         }
         (false, None) => Ok(()),

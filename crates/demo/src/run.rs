@@ -149,8 +149,8 @@ fn log(dir: &Path, name: &str) -> Result<std::fs::File, DemoError> {
     std::fs::File::create(&path).map_err(DemoError::io(path.display().to_string()))
 }
 
-/// The profile phase 2 runs with; an error for a `rate` the shaper cannot take (and,
-/// shaping the downlink, for none: its rate is fixed).
+/// The profile phase 2 runs with (`rate: auto` without a `rate`, probing the far end);
+/// an error for a `rate` the shaper cannot take.
 pub fn protected_profile(rate: Option<BitRate>, direction: DemoDirection) -> Result<ValidatedProfile, ProfileError> {
     let mut profile = Profile::robot();
     let setting = rate.map_or(RateSetting::Auto, RateSetting::Fixed);

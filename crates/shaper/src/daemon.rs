@@ -181,6 +181,15 @@ impl Drop for Installed {
     }
 }
 
+/// The pid of a live daemon whose state file is `name`'s, if one is: about the
+/// interface with index `ifindex` when given (one of that name deleted and recreated is
+/// another), about any interface of that name when not.
+fn running_daemon(state_dir: &StateDir, name: &str, ifindex: Option<u32>) -> Option<u32> {
+    let previous = state_dir.load(name).ok().flatten()?;
+    let same = ifindex.is_none_or(|index| previous.owner.ifindex == index);
+    (same && previous.owner.daemon_alive()).then_some(previous.owner.pid)
+}
+
 /// What [`preflight`] established: a valid profile, an interface that exists and
 /// carries nothing Bauxite may not replace, and no other daemon on it.
 struct Preflight {
@@ -224,11 +233,8 @@ fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
         find_link(&mut rtnl, gw)?;
     }
     let state_dir = StateDir::of(&rtnl);
-    if let Some(previous) = state_dir.load(&iface).ok().flatten()
-        && previous.owner.ifindex == link.index
-        && previous.owner.daemon_alive()
-    {
-        return Err(ShaperError::AlreadyRunning { iface, pid: previous.owner.pid });
+    if let Some(pid) = running_daemon(&state_dir, &iface, Some(link.index)) {
+        return Err(ShaperError::AlreadyRunning { iface, pid });
     }
     // Bauxite replaces the root qdisc: only the kernel's default or its own
     // leftover, never a tree someone configured on purpose.
@@ -363,15 +369,14 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
     require_root("`bauxite up` attaches eBPF programs and qdiscs")?;
     let mut rtnl = open_rtnl()?;
     let link = find_link(&mut rtnl, &options.iface)?;
+    // Before the device is made anew (which removes a leftover one): a live daemon's
+    // uplink or downlink, whichever this one would take over.
     let device = crate::ingress::device_name(&options.iface);
     let state_dir = StateDir::of(&rtnl);
-    for name in [&options.iface, &device] {
-        if let Some(previous) = state_dir.load(name).ok().flatten()
-            && previous.owner.daemon_alive()
-            && (name != &options.iface || previous.owner.ifindex == link.index)
-        {
-            return Err(ShaperError::AlreadyRunning { iface: options.iface.clone(), pid: previous.owner.pid });
-        }
+    if let Some(pid) = running_daemon(&state_dir, &options.iface, Some(link.index))
+        .or_else(|| running_daemon(&state_dir, &device, None))
+    {
+        return Err(ShaperError::AlreadyRunning { iface: options.iface.clone(), pid });
     }
     let mut path = crate::ingress::IngressPath::create(&options.iface)?;
     let ingress = UpOptions {
@@ -399,12 +404,8 @@ pub fn run_up(options: UpOptions, stop: Arc<AtomicBool>) -> Result<(), ShaperErr
     let redirected = path.redirect();
     let egress = match (&redirected, egress) {
         (Ok(()), Some(options)) => ending(run_one(options, Arc::clone(&stop)), &stop),
-        _ => {
-            if redirected.is_err() {
-                stop.store(true, Ordering::Relaxed);
-            }
-            Ok(())
-        }
+        (Ok(()), None) => Ok(()),
+        (Err(_), _) => ending(Ok(()), &stop),
     };
     let ingress = ingress
         .join()

@@ -93,17 +93,17 @@ impl IngressPath {
     /// Makes the IFB device for `iface` in this namespace (removing a killed daemon's
     /// leftover first) and sets it up, unshaped; nothing is redirected to it yet.
     pub fn create(iface: &str) -> Result<Self, ShaperError> {
-        let ns = &Netns::current();
-        remove(ns, iface)?;
+        let ns = Netns::current();
+        remove(&ns, iface)?;
         let device = device_name(iface);
-        if device_is_ours(ns, &device, iface) == Some(false) {
+        if device_is_ours(&ns, &device, iface) == Some(false) {
             return Err(ShaperError::ForeignIngressDevice { iface: iface.to_string(), device });
         }
         ns.ip(&["link", "add", &device, "type", "ifb"])?;
-        let path =
-            Self { ns: Netns::current(), iface: iface.to_string(), device, created_clsact: false, redirected: false };
-        ns.ip(&["link", "set", "dev", &path.device, "alias", &alias_of(iface)])?;
-        ns.ip(&["link", "set", "dev", &path.device, "up"])?;
+        // From here on, dropping the path deletes the device.
+        let path = Self { ns, iface: iface.to_string(), device, created_clsact: false, redirected: false };
+        path.ns.ip(&["link", "set", "dev", &path.device, "alias", &alias_of(iface)])?;
+        path.ns.ip(&["link", "set", "dev", &path.device, "up"])?;
         Ok(path)
     }
 
