@@ -70,20 +70,23 @@ enum Command {
         rate: Option<bauxite_core::BitRate>,
         /// Run on this link, emulated in userspace, instead of the seed's step drop (the same
         /// SPEC as `bauxite sim robot --link`): e.g. `trace=FILE,queue=100kb,delay=20ms` or
-        /// `rate=50mbit`. Figures add the excess over the link's own floor.
+        /// `rate=50mbit`, the link of the measured direction(s), the other way uncongested
+        /// with its delay; or each way's, `up=trace=A.up,down=trace=A.down`. Figures add the
+        /// excess over the link's own floor.
         #[arg(long, value_name = "SPEC")]
         link: Option<String>,
-        /// Changes to the --link link at given times (YAML; e.g. examples/step-drop.yaml, the
-        /// seed's drop). Without one, figures start at 0.
+        /// Changes to the --link link of the measured direction(s) at given times (YAML; e.g.
+        /// examples/step-drop.yaml, the seed's drop). Without one, figures start at 0.
         #[arg(long, value_name = "FILE", requires = "link")]
         timeline: Option<PathBuf>,
         /// Where results go.
         #[arg(long, default_value = "bauxite-demo")]
         out: PathBuf,
         /// Which way the streams go: up (the seed's, robot → base, Bauxite on the robot's
-        /// egress) or down (the operator's steering and a download base → robot, Bauxite on
-        /// the robot's ingress, at --rate or with rate: auto).
-        #[arg(long, default_value = "up", value_name = "up|down")]
+        /// egress), down (the operator's steering and a download base → robot, Bauxite on
+        /// the robot's ingress, at --rate or with rate: auto) or both at once (Bauxite on
+        /// both; each way's results in up/ and down/).
+        #[arg(long, default_value = "up", value_name = "up|down|both")]
         direction: bauxite_demo::DemoDirection,
     },
     /// Recompute a demo recording's summary from the recording alone and check it against its targets;
@@ -327,9 +330,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let scenario = match link {
                 None => bauxite_demo::Scenario::seed(duration).context("--duration")?,
                 Some(text) => {
-                    let (spec, config, timeline) =
-                        bauxite_core::link::load_link(&text, timeline.as_deref()).context("--link")?;
-                    let link = bauxite_demo::EmulatedLink { spec, config };
+                    let (spec, links, timeline) =
+                        bauxite_core::link::load_link_directions(&text, timeline.as_deref()).context("--link")?;
+                    let ways = direction.ways();
+                    let (uplink, downlink) = links.resolve(
+                        ways.contains(&bauxite_netlab::emulator::Direction::Uplink),
+                        ways.contains(&bauxite_netlab::emulator::Direction::Downlink),
+                    );
+                    let link = bauxite_demo::EmulatedLink { spec, uplink, downlink, measured: ways[0] };
                     bauxite_demo::Scenario::emulated(link, timeline, duration).context("--duration and --timeline")?
                 }
             };

@@ -43,8 +43,11 @@ pub struct RobotArgs {
     #[arg(long, default_value = "robot")]
     profile: String,
     /// The link, e.g. `trace=FILE,queue=100kb,delay=20ms` or `rate=1.5mbit`
-    /// (default: the seed's step drop, 50 -> 1.5 Mbit/s at 5 s, 100 KB modem buffer, the demo TBF's 7570-byte bucket).
-    /// With --sweep, give it several times to sweep over several links.
+    /// (default: the seed's step drop, 50 -> 1.5 Mbit/s at 5 s, 100 KB modem buffer, the demo TBF's 7570-byte bucket);
+    /// or each way's, `up=trace=A.up,down=trace=A.down`, as `bauxite demo --link` takes them:
+    /// --direction picks the one measured, and the other gives the return path its delay
+    /// (ACKs and probe answers are never queued). With --sweep, give it several times to
+    /// sweep over several links.
     #[arg(long)]
     link: Vec<String>,
     /// Changes to the --link link(s) at given times (YAML; e.g. examples/step-drop.yaml),
@@ -448,10 +451,18 @@ fn robot(args: &RobotArgs) -> Result<()> {
     if sweep.is_none() && args.link.len() > 1 {
         return Err(SimError::invalid("link", "given more than once: several links need --sweep").into());
     }
-    let links = if args.link.is_empty() {
-        vec![step_drop()]
+    let measures_down = args.direction == "down";
+    let (links, reverse_delay) = if args.link.is_empty() {
+        (vec![step_drop()], None)
     } else {
-        args.link.iter().map(|text| parse_link(text, args.timeline.as_deref())).collect::<Result<Vec<_>, _>>()?
+        let parsed = (args.link.iter())
+            .map(|text| parse_link(text, args.timeline.as_deref(), measures_down))
+            .collect::<Result<Vec<_>, _>>()?;
+        if sweep.is_some() && parsed.iter().any(|(_, reverse)| reverse.is_some()) {
+            return Err(SimError::invalid("link", "--sweep takes plain SPECs, not up=…,down=…").into());
+        }
+        let reverse_delay = parsed[0].1;
+        (parsed.into_iter().map(|(link, _)| link).collect(), reverse_delay)
     };
     let (label, link, timeline) = links[0].clone();
     let config = RobotConfig {
@@ -459,6 +470,7 @@ fn robot(args: &RobotArgs) -> Result<()> {
         workload: bauxite_core::workload::WorkloadSpec::default(),
         link,
         timeline,
+        reverse_delay,
         duration: Duration::from_secs_f64(args.duration),
         rate,
         seed: args.seed,
@@ -518,7 +530,18 @@ fn step_drop() -> bauxite_sim::robot::sweep::SweepLink {
     )
 }
 
-/// A `--link` value (and `--timeline`), its trace and timeline read.
-fn parse_link(text: &str, timeline: Option<&Path>) -> Result<bauxite_sim::robot::sweep::SweepLink, SimError> {
-    bauxite_core::link::load_link(text, timeline).map_err(|e| SimError::invalid("link", format!("{e}")))
+/// A `--link` value (and `--timeline`), its traces and timeline read: the measured
+/// way's link and, when each way is given (`up=…,down=…`), the other's delay.
+fn parse_link(
+    text: &str,
+    timeline: Option<&Path>,
+    measures_down: bool,
+) -> Result<(bauxite_sim::robot::sweep::SweepLink, Option<std::time::Duration>), SimError> {
+    use bauxite_core::link::LinkDirections;
+    let invalid = |e: bauxite_core::link::LinkSpecError| SimError::invalid("link", format!("{e}"));
+    let (label, links, timeline) = bauxite_core::link::load_link_directions(text, timeline).map_err(invalid)?;
+    let (up, down) = links.resolve(!measures_down, measures_down);
+    let (measured, other) = if measures_down { (down, up) } else { (up, down) };
+    let reverse_delay = matches!(links, LinkDirections::Each { .. }).then_some(other.delay);
+    Ok(((label, measured, timeline), reverse_delay))
 }

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use bauxite_core::link::{LinkConfig, LinkRate};
 use bauxite_core::stats::Summary;
 use bauxite_core::{BitRate, Dscp, Profile, RateSetting};
+use bauxite_netlab::emulator::Direction;
 use bauxite_netlab::testbed::{BASE_ADDR, BASE_IFACE, LINK_TO_ROBOT, ROBOT_ADDR, ROBOT_IFACE};
 use bauxite_netlab::traffic::{self, StopFlag, UdpStream};
 use bauxite_netlab::tun::{TUN_BASE_V4, TUN_BASE_V6, TUN_IFACE};
@@ -508,7 +509,8 @@ fn auto_rate_follows_a_drop_from_50_to_1_5_mbit() {
     profile.auto_rate.key_file = Some(key.clone());
     let config = write_config(&profile);
     let _daemon = spawn_up(&tb.robot, ROBOT_IFACE, &["--config", config.to_str().unwrap()]);
-    let workload = RunningWorkload::start(&tb, &WorkloadSpec::default(), None).expect("start the workload");
+    let workload =
+        RunningWorkload::start(&tb, Direction::Uplink, &WorkloadSpec::default(), None).expect("start the workload");
 
     std::thread::sleep(Duration::from_secs(5));
     let drop_ns = monotonic_ns();
@@ -645,7 +647,8 @@ fn auto_rate_moves_to_an_icmp_standby_when_its_reflector_is_silent_and_follows_a
     // Nothing but the probes for 3 s: the critical lane holds only them.
     std::thread::sleep(Duration::from_secs(3));
     let idle = status_json(&tb.robot, ROBOT_IFACE);
-    let workload = RunningWorkload::start(&tb, &WorkloadSpec::default(), None).expect("start the workload");
+    let workload =
+        RunningWorkload::start(&tb, Direction::Uplink, &WorkloadSpec::default(), None).expect("start the workload");
     std::thread::sleep(Duration::from_secs(3));
     let before = status_json(&tb.robot, ROBOT_IFACE);
     let drop_ns = monotonic_ns();

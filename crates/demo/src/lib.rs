@@ -24,14 +24,25 @@ pub use run::{DemoDirection, DemoError, DemoOptions};
 pub use scenario::{EmulatedLink, Scenario, ScenarioError};
 pub use summary::{AuditEntry, DemoLink, DemoSummary, RunEntry};
 
-/// What a finished demo produced: `summary.json` as a value, and `summary.md` as
-/// written (to print without reading it back).
+/// What a finished demo produced: each way's `summary.json` as a value (one way, or
+/// up and down with `--direction both`), and `summary.md` as written (to print
+/// without reading it back).
 #[derive(Clone, Debug)]
 pub struct DemoResults {
-    /// `summary.json`.
-    pub summary: DemoSummary,
+    /// `summary.json` of each way, in [`DemoDirection::ways`]'s order.
+    pub summaries: Vec<DemoSummary>,
     /// `summary.md`.
     pub markdown: String,
+}
+
+/// One way's runs as the trials collect them, and where its results go.
+struct WayRuns {
+    way: bauxite_netlab::emulator::Direction,
+    /// The output directory of this way: the demo's, or its `up/` or `down/` with `--direction both`.
+    out: std::path::PathBuf,
+    standard: Vec<PhaseData>,
+    protected: Vec<PhaseData>,
+    runs: Vec<RunEntry>,
 }
 
 /// One phase of one trial as `telemetry.json` lists it: the raw series the figures
@@ -73,15 +84,32 @@ impl<'a> RawTelemetry<'a> {
 /// Runs every trial, then audits every recording, and writes into `options.out`:
 /// `trial-NN/phase{1,2}.mcap` (with `profile.yaml` and the daemons' logs),
 /// `summary.json`, `summary.md`, `telemetry.json`, `foxglove_layout.json` and the
-/// charts. `progress` hears, before each phase, how many phases are done and what
-/// runs next.
+/// charts. With `--direction both` each way's recordings and results go into `up/`
+/// and `down/`, the daemons' logs stay in `trial-NN/`, and `summary.md` and
+/// `summary.json` hold both ways. `progress` hears, before each phase, how many
+/// phases are done and what runs next.
 pub fn run(options: &DemoOptions, mut progress: impl FnMut(u64, &str)) -> Result<DemoResults, DemoError> {
     let io = DemoError::io;
     std::fs::create_dir_all(&options.out).map_err(io(options.out.display().to_string()))?;
-    let (mut standard, mut protected) = (Vec::new(), Vec::new());
-    let mut runs = Vec::new();
+    let ways = options.direction.ways();
+    let mut collected: Vec<WayRuns> = (ways.iter())
+        .map(|&way| WayRuns {
+            way,
+            out: match ways.len() {
+                1 => options.out.clone(),
+                _ => options.out.join(DemoDirection::name_of(way)),
+            },
+            standard: Vec::new(),
+            protected: Vec::new(),
+            runs: Vec::new(),
+        })
+        .collect();
     for trial in 1..=options.trials {
         let dir = options.out.join(format!("trial-{trial:02}"));
+        for way in &collected {
+            let trial_dir = way.out.join(format!("trial-{trial:02}"));
+            std::fs::create_dir_all(&trial_dir).map_err(io(trial_dir.display().to_string()))?;
+        }
         std::fs::create_dir_all(&dir).map_err(io(dir.display().to_string()))?;
         for phase in [1, 2] {
             if options.stop.load(std::sync::atomic::Ordering::Relaxed) {
@@ -89,57 +117,91 @@ pub fn run(options: &DemoOptions, mut progress: impl FnMut(u64, &str)) -> Result
             }
             let done = u64::from(trial - 1) * 2 + u64::from(phase - 1);
             progress(done, &format!("trial {trial}/{}: phase {phase}", options.trials));
-            let data = run::run_phase(options, trial, phase, &dir, &dir.join(format!("phase{phase}.mcap")))?;
             let recording = format!("trial-{trial:02}/phase{phase}.mcap");
-            runs.push(RunEntry {
-                trial,
-                phase,
-                recording,
-                summary: summarize(std::slice::from_ref(&data), phase == 2),
-            });
-            if phase == 1 { standard.push(data) } else { protected.push(data) }
+            let mcaps: Vec<_> = collected.iter().map(|way| way.out.join(&recording)).collect();
+            let measured = run::run_phase(options, trial, phase, &dir, &mcaps)?;
+            for (way, data) in collected.iter_mut().zip(measured) {
+                let summary = summarize(std::slice::from_ref(&data), phase == 2);
+                way.runs.push(RunEntry { trial, phase, recording: recording.clone(), summary });
+                if phase == 1 { way.standard.push(data) } else { way.protected.push(data) }
+            }
         }
     }
     // Phase 3: every recording audited from the file alone, and its figures compared
     // with what the live run measured.
     progress(u64::from(options.trials) * 2, "phase 3: audit of the recordings");
-    let audits = runs.iter().map(|run| audit_run(options, run)).collect();
+    let mut results = DemoResults { summaries: Vec::new(), markdown: String::new() };
+    for way in &collected {
+        let (summary, markdown) = write_way(options, way)?;
+        if ways.len() > 1 {
+            let heading = match way.way {
+                bauxite_netlab::emulator::Direction::Uplink => "Uplink (robot → base)",
+                bauxite_netlab::emulator::Direction::Downlink => "Downlink (base → robot), at the same time",
+            };
+            results.markdown.push_str(&format!("## {heading}: results in {}/\n\n", way.out.display()));
+        }
+        results.markdown.push_str(&markdown);
+        results.summaries.push(summary);
+    }
+    if ways.len() > 1 {
+        let write = |name: &str, bytes: Vec<u8>| {
+            let path = options.out.join(name);
+            std::fs::write(&path, bytes).map_err(io(path.display().to_string()))
+        };
+        let both = serde_json::json!({
+            "direction": options.direction.to_string(),
+            "up": results.summaries[0],
+            "down": results.summaries[1],
+        });
+        write("summary.json", serde_json::to_vec_pretty(&both).expect("JSON"))?;
+        write("summary.md", results.markdown.clone().into_bytes())?;
+    }
+    Ok(results)
+}
+
+/// Audits one way's recordings and writes its results into its directory:
+/// `summary.json`, `summary.md`, `telemetry.json`, `foxglove_layout.json` and the
+/// charts; returns its summary and `summary.md`.
+fn write_way(options: &DemoOptions, way: &WayRuns) -> Result<(DemoSummary, String), DemoError> {
+    let io = DemoError::io;
+    let (standard, protected) = (&way.standard, &way.protected);
+    let audits = way.runs.iter().map(|run| audit_run(&way.out, run)).collect();
     let rate = options.rate.map_or("auto".to_string(), |r| r.to_string());
-    let mut summary = DemoSummary::new(&options.scenario, rate.clone(), &standard, &protected, runs, audits);
-    summary.direction = options.direction.to_string();
-    let markdown = summary.markdown(&options.scenario);
+    let scenario = options.scenario.measuring(way.way);
+    let mut summary = DemoSummary::new(&scenario, rate.clone(), standard, protected, way.runs.clone(), audits);
+    summary.direction = DemoDirection::name_of(way.way).to_string();
+    let markdown = summary.markdown(&scenario);
     let write = |name: &str, bytes: Vec<u8>| {
-        let path = options.out.join(name);
+        let path = way.out.join(name);
         std::fs::write(&path, bytes).map_err(io(path.display().to_string()))
     };
     write("summary.json", serde_json::to_vec_pretty(&summary).expect("JSON"))?;
-    write("telemetry.json", serde_json::to_vec(&RawTelemetry::of(&standard, &protected)).expect("JSON"))?;
+    write("telemetry.json", serde_json::to_vec(&RawTelemetry::of(standard, protected)).expect("JSON"))?;
     write("summary.md", markdown.clone().into_bytes())?;
     write("foxglove_layout.json", serde_json::to_vec_pretty(&foxglove::layout(&layout_panels())).expect("JSON"))?;
-    let label = match options.direction {
-        run::DemoDirection::Up => format!("Bauxite (rate {rate})"),
-        run::DemoDirection::Down => format!("Bauxite on the robot's ingress (rate {rate})"),
+    let label = match way.way {
+        bauxite_netlab::emulator::Direction::Uplink => format!("Bauxite (rate {rate})"),
+        bauxite_netlab::emulator::Direction::Downlink => format!("Bauxite on the robot's ingress (rate {rate})"),
     };
     let targets = run::protected_profile(options.rate, options.direction)?.into_profile().targets;
-    let drop_label = match &options.scenario.link {
-        None => format!("link drops to {}", options.scenario.drop().1),
+    let drop_label = match &scenario.link {
+        None => format!("link drops to {}", scenario.drop().1),
         Some(_) => "first link change".to_string(),
     };
-    charts::write(&options.out, &standard, &protected, &label, &drop_label, &targets)?;
+    charts::write(&way.out, standard, protected, &label, &drop_label, &targets)?;
     if let (Some(s), Some(p)) =
         (standard.first().and_then(|d| d.link.as_ref()), protected.first().and_then(|d| d.link.as_ref()))
     {
-        let out = &options.out;
-        rates_chart(&s.trace, &p.trace, &s.facts, "trial 1").write(&out.join("rates"))?;
-        latency_chart(&s.trace, &p.trace, "trial 1").write(&out.join("critical_latency_floor"))?;
+        rates_chart(&s.trace, &p.trace, &s.facts, "trial 1").write(&way.out.join("rates"))?;
+        latency_chart(&s.trace, &p.trace, "trial 1").write(&way.out.join("critical_latency_floor"))?;
     }
-    Ok(DemoResults { summary, markdown })
+    Ok((summary, markdown))
 }
 
 /// Audits one run's recording and compares its figures with the live ones. One
 /// unreadable recording is reported as such; it does not cost the run's results.
-fn audit_run(options: &DemoOptions, run: &RunEntry) -> AuditEntry {
-    match audit::audit(&options.out.join(&run.recording)) {
+fn audit_run(out: &std::path::Path, run: &RunEntry) -> AuditEntry {
+    match audit::audit(&out.join(&run.recording)) {
         Ok(report) => AuditEntry {
             recording: run.recording.clone(),
             pass: report.pass,

@@ -19,7 +19,8 @@ use bauxite_telemetry::messages::{
 use bauxite_telemetry::{Channel, Recorder};
 
 use crate::analysis::{PhaseData, due_ns};
-use crate::run::{DemoError, DemoOptions};
+use crate::run::DemoError;
+use crate::scenario::Scenario;
 
 /// Counters are written for every interval of this length (ns).
 const COUNTER_INTERVAL_NS: u64 = 100_000_000;
@@ -79,15 +80,15 @@ impl<'a> LiveRecording<'a> {
         spec: &'a WorkloadSpec,
         profile: &ValidatedProfile,
         start_ns: u64,
-        options: &DemoOptions,
+        scenario: &Scenario,
     ) -> Result<Self, DemoError> {
         let mut rec = Recorder::create(path)?;
         let run = rec.channel::<RunInfo>(&topic("demo", "run"))?;
         let marks = rec.channel::<PhaseMark>(&topic("demo", "phase"))?;
         rec.write(run, start_ns, info)?;
         let name = if info.protected { "bauxite" } else { "standard stack" };
-        let (phase, fast) = (info.phase, options.scenario.initial_rate);
-        let mark = match &options.scenario.link {
+        let (phase, fast) = (info.phase, scenario.initial_rate);
+        let mark = match &scenario.link {
             Some(link) => PhaseMark { phase, event: format!("{name}: link {}", link.spec), link_rate_bps: None },
             None => PhaseMark { phase, event: format!("{name}: link {fast}"), link_rate_bps: Some(fast.bps()) },
         };
@@ -109,7 +110,7 @@ impl<'a> LiveRecording<'a> {
                     .insert(lane.clone(), rec.channel::<LaneCounters>(&topic("lanes", &format!("{lane}/counters")))?);
             }
         }
-        let usage = match &options.scenario.link {
+        let usage = match &scenario.link {
             Some(_) => Some(rec.channel::<LinkUsage>(&topic("link", "usage"))?),
             None => None,
         };
@@ -134,9 +135,9 @@ impl<'a> LiveRecording<'a> {
             next_counters: start_ns + COUNTER_INTERVAL_NS,
             usage,
             end_ns: start_ns + info.duration_ns,
-            floor: options.scenario.link.as_ref().map(|link| {
+            floor: scenario.link.as_ref().map(|link| {
                 let sizes = spec.streams.iter().map(|s| s.size as u32 + LINK_OVERHEAD_BYTES).collect();
-                (LinkFloor::new(&link.config, &options.scenario.timeline), sizes)
+                (LinkFloor::new(link.config(), &scenario.timeline), sizes)
             }),
         })
     }

@@ -8,13 +8,13 @@ use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use bauxite_core::figures::{BIN_NS, LinkFacts};
-use bauxite_core::link::{LinkChange, LinkConfig, LinkRate, Timeline};
+use bauxite_core::link::{LinkChange, LinkRate, Timeline};
 use bauxite_core::{
     BitRate, DEFAULT_REFLECTOR_PORT, DaemonState, Profile, ProfileError, Protocol, RateSetting, ShaperSnapshot,
     ValidatedProfile,
 };
 use bauxite_netlab::emulator::{Direction, EmulatorConfig, EmulatorReport, Fate};
-use bauxite_netlab::testbed::{BASE_ADDR, BASE_IFACE, ROBOT_ADDR, ROBOT_IFACE};
+use bauxite_netlab::testbed::{BASE_ADDR, ROBOT_IFACE};
 use bauxite_netlab::workload::{RunningWorkload, WorkloadEvent, WorkloadResult, WorkloadSpec};
 use bauxite_netlab::{ChainOptions, ChainTestbed, NetlabError};
 use bauxite_shaper::StatusReader;
@@ -33,11 +33,31 @@ pub enum DemoDirection {
     #[default]
     Up,
     /// The operator's steering and a download from the base to the robot, Bauxite on the
-    /// robot's ingress (`direction: down`, at `--rate` or with `rate: auto`). The testbed is the
-    /// same, with the roles of its two ends exchanged: the namespace that sends (`robot` in
-    /// [`ChainTestbed`]) plays the base, the one that receives plays the robot, and the
-    /// bottleneck is the downlink's far end. Bauxite at the far end is then exactly `Up`.
+    /// robot's ingress (`direction: down`, at `--rate` or with `rate: auto`). Bauxite at
+    /// the far end (the base's egress) is `Up` with the ends' names exchanged.
     Down,
+    /// Both at once, Bauxite on the robot's egress and ingress (`direction: both`): each
+    /// way measured as the two above measure it, with the other way loaded beside it.
+    Both,
+}
+
+impl DemoDirection {
+    /// The ways whose streams run and are measured, in the order of the results.
+    pub fn ways(self) -> &'static [Direction] {
+        match self {
+            Self::Up => &[Direction::Uplink],
+            Self::Down => &[Direction::Downlink],
+            Self::Both => &[Direction::Uplink, Direction::Downlink],
+        }
+    }
+
+    /// `up` or `down`: how results name a way.
+    pub fn name_of(way: Direction) -> &'static str {
+        match way {
+            Direction::Uplink => "up",
+            Direction::Downlink => "down",
+        }
+    }
 }
 
 impl std::str::FromStr for DemoDirection {
@@ -47,7 +67,8 @@ impl std::str::FromStr for DemoDirection {
         match s {
             "up" => Ok(Self::Up),
             "down" => Ok(Self::Down),
-            other => Err(format!("`{other}` is not a direction: up or down")),
+            "both" => Ok(Self::Both),
+            other => Err(format!("`{other}` is not a direction: up, down or both")),
         }
     }
 }
@@ -57,6 +78,7 @@ impl std::fmt::Display for DemoDirection {
         f.write_str(match self {
             Self::Up => "up",
             Self::Down => "down",
+            Self::Both => "both",
         })
     }
 }
@@ -149,32 +171,33 @@ fn log(dir: &Path, name: &str) -> Result<std::fs::File, DemoError> {
     std::fs::File::create(&path).map_err(DemoError::io(path.display().to_string()))
 }
 
-/// The profile phase 2 runs with (`rate: auto` without a `rate`, probing the far end);
+/// The profile phase 2 runs with (`rate: auto` without a `rate`, probing the base);
 /// an error for a `rate` the shaper cannot take.
 pub fn protected_profile(rate: Option<BitRate>, direction: DemoDirection) -> Result<ValidatedProfile, ProfileError> {
     let mut profile = Profile::robot();
     let setting = rate.map_or(RateSetting::Auto, RateSetting::Fixed);
-    // The reflector is at the far end: the base for the uplink; for the downlink, the end
-    // that sends (see [`DemoDirection::Down`]).
-    let far_end = match direction {
-        DemoDirection::Up => BASE_ADDR,
-        DemoDirection::Down => ROBOT_ADDR,
-    };
     if rate.is_none() {
-        profile.auto_rate.reflector = vec![format!("{far_end}:{DEFAULT_REFLECTOR_PORT}")];
+        profile.auto_rate.reflector = vec![format!("{BASE_ADDR}:{DEFAULT_REFLECTOR_PORT}")];
     }
     match direction {
         DemoDirection::Up => profile.rate = setting,
         DemoDirection::Down => {
+            // The uplink carries only the download's ACKs: left unshaped at the robot's rate.
             profile.rate = rate.map_or(profile.rate, RateSetting::Fixed);
             profile.direction = bauxite_core::Direction::Down;
+            profile.ingress = Some(bauxite_core::IngressPolicy::at(setting));
+        }
+        DemoDirection::Both => {
+            profile.rate = setting;
+            profile.direction = bauxite_core::Direction::Both;
             profile.ingress = Some(bauxite_core::IngressPolicy::at(setting));
         }
     }
     profile.validate()
 }
 
-/// Runs one phase of one trial; writes its recording to `mcap`.
+/// Runs one phase of one trial; writes each way's recording to its path in `mcaps`
+/// (in the order of [`DemoDirection::ways`]) and returns each way's figures.
 ///
 /// Set up (testbed, and in phase 2 the shaper), run the workload on the scenario's
 /// timeline while recording it live, then collect the results and tear down.
@@ -185,51 +208,83 @@ pub fn run_phase(
     trial: u32,
     phase: u32,
     dir: &Path,
-    mcap: &Path,
-) -> Result<PhaseData, DemoError> {
-    let mut tb = ChainTestbed::create(&chain_options(&options.scenario))?;
+    mcaps: &[PathBuf],
+) -> Result<Vec<PhaseData>, DemoError> {
+    let ways = options.direction.ways();
+    let mut tb = ChainTestbed::create(&chain_options(&options.scenario, ways))?;
     // Phase 1 runs no shaper; its recording is still checked against the same targets.
     let profile = protected_profile(options.rate, options.direction)?;
-    // Phase 2's shaper state is read in-process (netlink and the state file) by a
-    // reader opened in the robot's namespace: no process per sample.
-    let (daemons, mut reader) = match phase {
-        2 => start_shaper(options, &tb, &profile, dir).map(|(daemons, reader)| (daemons, Some(reader)))?,
-        _ => (Vec::new(), None),
+    // Phase 2's shaper state is read in-process (netlink and the state file) by readers
+    // opened in the robot's namespace, one per way: no process per sample.
+    let (daemons, mut readers) = match phase {
+        2 => start_shaper(options, &tb, &profile, dir)?,
+        _ => (Vec::new(), Vec::new()),
     };
 
     let spec = WorkloadSpec::for_trial(u64::from(trial));
     let start_ns = monotonic_ns();
     let started = Instant::now();
     if let (Some(emulator), Some(link)) = (tb.emulator(), &options.scenario.link) {
-        // The link's rate (a trace from its first line) starts with the senders: the
+        // The links' rates (a trace from its first line) start with the senders: the
         // figures' capacity and floors count from here.
-        emulator.apply(LinkChange::Rate(link.config.rate.clone()));
+        for way in [Direction::Uplink, Direction::Downlink] {
+            emulator.apply_to(way, LinkChange::Rate(link.of(way).rate.clone()));
+        }
     }
-    let info = run_info(options, trial, phase, &spec, &profile);
-    let mut recording = LiveRecording::create(mcap, &info, &spec, &profile, start_ns, options)?;
-    let (tap, live) = std::sync::mpsc::channel();
-    let workload = RunningWorkload::start(&tb, &spec, Some(tap)).map_err(DemoError::Workload)?;
-    let mut state = shaper_sampler(reader.as_mut());
-    record_live(options, &tb, &mut recording, &live, &mut state, started)?;
+    let mut views = Vec::new();
+    let mut workloads = Vec::new();
+    for (&way, mcap) in ways.iter().zip(mcaps) {
+        let scenario = options.scenario.measuring(way);
+        let info = run_info(options, &scenario, trial, phase, &spec, &profile);
+        let recording = LiveRecording::create(mcap, &info, &spec, &profile, start_ns, &scenario)?;
+        let (tap, live) = std::sync::mpsc::channel();
+        workloads.push(RunningWorkload::start(&tb, way, &spec, Some(tap)).map_err(DemoError::Workload)?);
+        views.push(View { way, recording, live });
+    }
+    let mut states = shaper_sampler(&mut readers, ways.len());
+    record_live(options, &tb, &mut views, &mut states, started)?;
 
-    let last_state = state();
-    let result = workload.stop(Duration::from_secs(1)).map_err(DemoError::Workload)?;
+    let last_states = states();
+    let results = RunningWorkload::stop_all(workloads, Duration::from_secs(1)).map_err(DemoError::Workload)?;
     drop(daemons);
-    recording.write(live.try_iter(), last_state)?;
-    let usage = tb.stop_emulator()?.map(|report| link_usage(&report, &result, start_ns, info.duration_ns));
-    recording.finish(&result, usage)
+    let report = tb.stop_emulator()?;
+    let mut measured = Vec::new();
+    for ((view, result), last_state) in views.into_iter().zip(results).zip(last_states) {
+        let View { way, mut recording, live } = view;
+        recording.write(live.try_iter(), last_state)?;
+        let usage = report.as_ref().map(|r| link_usage(r, way, &result, start_ns, scenario_ns(options)));
+        measured.push(recording.finish(&result, usage)?);
+    }
+    Ok(measured)
 }
 
-/// The testbed of `scenario`: TBF at the seed's rate, or the emulator running the
-/// `--link` link (the return path uncongested, with the link's delay, as `bauxite
-/// sim robot` models it), recording every packet's fate.
-fn chain_options(scenario: &Scenario) -> ChainOptions {
+/// One way's recording while the phase runs, and the workload's measurements on their way to it.
+struct View<'a> {
+    way: Direction,
+    recording: LiveRecording<'a>,
+    live: Receiver<WorkloadEvent>,
+}
+
+/// The length of each phase, ns.
+fn scenario_ns(options: &DemoOptions) -> u64 {
+    options.scenario.duration.as_nanos() as u64
+}
+
+/// The testbed of `scenario` for streams going `ways`: TBF at the seed's rate on
+/// each way measured (the uplink always has one: on the downlink demo it carries
+/// the ACKs at the seed's first rate), or the emulator running the `--link` links,
+/// recording every packet's fate.
+fn chain_options(scenario: &Scenario, ways: &[Direction]) -> ChainOptions {
     match &scenario.link {
-        None => ChainOptions { rate: scenario.initial_rate, ..Default::default() },
+        None => ChainOptions {
+            rate: scenario.initial_rate,
+            downlink_rate: ways.contains(&Direction::Downlink).then_some(scenario.initial_rate),
+            ..Default::default()
+        },
         Some(link) => ChainOptions {
             emulated: Some(EmulatorConfig {
-                uplink: link.config.clone(),
-                downlink: LinkConfig { delay: link.config.delay, ..LinkConfig::default() },
+                uplink: link.uplink.clone(),
+                downlink: link.downlink.clone(),
                 timeline: Timeline::default(),
                 record_fates: true,
                 ..EmulatorConfig::default()
@@ -239,11 +294,17 @@ fn chain_options(scenario: &Scenario) -> ChainOptions {
     }
 }
 
-/// What the emulated link delivered robot → base per bin of the phase (from every
+/// What the emulated link delivered on `way` per bin of the phase (from every
 /// packet's recorded fate), and what the video's encoder offered and skipped.
-fn link_usage(report: &EmulatorReport, result: &WorkloadResult, start_ns: u64, duration_ns: u64) -> LinkUsage {
+fn link_usage(
+    report: &EmulatorReport,
+    way: Direction,
+    result: &WorkloadResult,
+    start_ns: u64,
+    duration_ns: u64,
+) -> LinkUsage {
     let mut uplink_bytes = vec![0u64; duration_ns.div_ceil(BIN_NS) as usize];
-    for fate in report.fates.iter().filter(|f| f.direction == Direction::Uplink) {
+    for fate in report.fates.iter().filter(|f| f.direction == way) {
         if let Fate::Delivered { sent_ns, .. } = fate.fate
             && let Some(slot) = sent_ns.checked_sub(start_ns).and_then(|t| uplink_bytes.get_mut((t / BIN_NS) as usize))
         {
@@ -253,45 +314,45 @@ fn link_usage(report: &EmulatorReport, result: &WorkloadResult, start_ns: u64, d
     LinkUsage { uplink_bytes, video_offered: result.video.offered, video_skipped: result.video.skipped }
 }
 
-/// Phase 2's daemons: writes the profile to `dir`, starts `bauxite reflect` at the far
-/// end (for `rate: auto`) and `bauxite up` on the robot, and waits until the shaper
-/// runs; returns them with a status reader of the shaped interface (on the downlink,
-/// the IFB device). The daemons stop when the returned guards are dropped.
+/// Phase 2's daemons: writes the profile to `dir`, starts `bauxite reflect` on the
+/// base (for `rate: auto`) and `bauxite up` on the robot, and waits until the shaper
+/// runs; returns them with a status reader per way (in [`DemoDirection::ways`]'s
+/// order): the robot's interface for the uplink, its IFB device for the downlink. The
+/// daemons stop when the returned guards are dropped.
 fn start_shaper(
     options: &DemoOptions,
     tb: &ChainTestbed,
     profile: &Profile,
     dir: &Path,
-) -> Result<(Vec<ChildGuard>, StatusReader), DemoError> {
+) -> Result<(Vec<ChildGuard>, Vec<StatusReader>), DemoError> {
     let mut daemons = Vec::new();
     let config = dir.join("profile.yaml");
     std::fs::write(&config, serde_yaml_ng::to_string(profile).expect("a profile serializes"))
         .map_err(DemoError::io(config.display().to_string()))?;
-    // Who shapes and who reflects: on the uplink the robot's egress, the base reflecting;
-    // on the downlink the receiving end's ingress (its IFB device), the sending end
-    // reflecting (see [`DemoDirection::Down`]).
-    let (shaping, reflecting, reflector_addr, iface, shaped) = match options.direction {
-        DemoDirection::Up => (&tb.robot, &tb.base, BASE_ADDR, ROBOT_IFACE, ROBOT_IFACE.to_string()),
-        DemoDirection::Down => {
-            (&tb.base, &tb.robot, ROBOT_ADDR, BASE_IFACE, bauxite_shaper::ingress::device_name(BASE_IFACE))
-        }
-    };
     if options.rate.is_none() {
-        let reflector = reflecting
-            .command(&options.exe, &["reflect", "--bind", &reflector_addr.to_string()])
+        let reflector = (tb.base)
+            .command(&options.exe, &["reflect", "--bind", &BASE_ADDR.to_string()])
             .stderr(log(dir, "reflect.log")?)
             .spawn();
         daemons.push(ChildGuard::new(reflector.map_err(DemoError::io("starting bauxite reflect"))?, STOP_GRACE));
     }
-    let up = shaping
-        .command(&options.exe, &["up", "--iface", iface, "--config"])
+    let up = (tb.robot)
+        .command(&options.exe, &["up", "--iface", ROBOT_IFACE, "--config"])
         .arg(&config)
         .stderr(log(dir, "up.log")?)
         .spawn();
     daemons.push(ChildGuard::new(up.map_err(DemoError::io("starting bauxite up"))?, STOP_GRACE));
-    let mut reader = shaping.run(move || StatusReader::new(&shaped)).map_err(DemoError::ShaperStatus)?;
-    wait_until_running(options, &mut reader, dir)?;
-    Ok((daemons, reader))
+    let mut readers = Vec::new();
+    for &way in options.direction.ways() {
+        let shaped = match way {
+            Direction::Uplink => ROBOT_IFACE.to_string(),
+            Direction::Downlink => bauxite_shaper::ingress::device_name(ROBOT_IFACE),
+        };
+        let mut reader = tb.robot.run(move || StatusReader::new(&shaped)).map_err(DemoError::ShaperStatus)?;
+        wait_until_running(options, &mut reader, dir)?;
+        readers.push(reader);
+    }
+    Ok((daemons, readers))
 }
 
 /// Waits until `bauxite up` reports running, at most [`SHAPER_START_TIMEOUT`].
@@ -311,12 +372,19 @@ fn wait_until_running(options: &DemoOptions, reader: &mut StatusReader, dir: &Pa
 
 /// What the recording says about its run: the link's timeline, the critical
 /// streams and the targets it is checked against.
-fn run_info(options: &DemoOptions, trial: u32, phase: u32, spec: &WorkloadSpec, profile: &ValidatedProfile) -> RunInfo {
-    let (scenario, targets) = (&options.scenario, &profile.targets);
+fn run_info(
+    options: &DemoOptions,
+    scenario: &Scenario,
+    trial: u32,
+    phase: u32,
+    spec: &WorkloadSpec,
+    profile: &ValidatedProfile,
+) -> RunInfo {
+    let targets = &profile.targets;
     let duration_ns = scenario.duration.as_nanos() as u64;
     let link = scenario.link.as_ref().map(|link| LinkRun {
         spec: link.spec.clone(),
-        facts: LinkFacts::of(&link.config, &scenario.timeline, duration_ns),
+        facts: LinkFacts::of(link.config(), &scenario.timeline, duration_ns),
         stream_wire_bytes: (spec.streams.iter())
             .map(|s| StreamBytes { port: s.port, bytes: s.size as u32 + LINK_OVERHEAD_BYTES })
             .collect(),
@@ -353,29 +421,28 @@ fn run_info(options: &DemoOptions, trial: u32, phase: u32, spec: &WorkloadSpec, 
 /// read (the sample is skipped).
 type StateSample = Option<(u64, ShaperSnapshot)>;
 
-/// Where the phase's shaper samples come from: the daemon's status in phase 2 (a
-/// sample that could not be read is skipped, not recorded as no shaper); in phase
-/// 1, no shaper.
-fn shaper_sampler(mut reader: Option<&mut StatusReader>) -> impl FnMut() -> StateSample + '_ {
+/// Where the phase's shaper samples come from, one per way: the daemon's status in
+/// phase 2 (a sample that could not be read is skipped, not recorded as no shaper); in
+/// phase 1 (no `readers`), no shaper.
+fn shaper_sampler(readers: &mut [StatusReader], ways: usize) -> impl FnMut() -> Vec<StateSample> + '_ {
     move || {
-        let state = match reader.as_mut() {
-            Some(reader) => reader.read().ok(),
-            None => Some(ShaperSnapshot::down(ROBOT_IFACE)),
-        };
-        state.map(|s| (monotonic_ns(), s))
+        let now = monotonic_ns();
+        match readers.is_empty() {
+            true => (0..ways).map(|_| Some((now, ShaperSnapshot::down(ROBOT_IFACE)))).collect(),
+            false => readers.iter_mut().map(|r| r.read().ok().map(|s| (monotonic_ns(), s))).collect(),
+        }
     }
 }
 
 /// Runs the scenario's timeline until its duration is over (or a signal stops it):
-/// changes the link's rate when the timeline says and writes what the workload
-/// measured, with a shaper sample, every 100 ms. Written as it happens: if the demo
-/// is killed, the recording keeps everything up to its last closed chunk.
+/// changes the measured ways' links when the timeline says and writes what each way's
+/// workload measured, with a shaper sample, every 100 ms. Written as it happens: if
+/// the demo is killed, the recordings keep everything up to their last closed chunk.
 fn record_live(
     options: &DemoOptions,
     tb: &ChainTestbed,
-    recording: &mut LiveRecording,
-    live: &Receiver<WorkloadEvent>,
-    state: &mut impl FnMut() -> StateSample,
+    views: &mut [View],
+    states: &mut impl FnMut() -> Vec<StateSample>,
     started: Instant,
 ) -> Result<(), DemoError> {
     let scenario = &options.scenario;
@@ -385,9 +452,13 @@ fn record_live(
             return Err(DemoError::Interrupted);
         }
         while let Some((_, change)) = changes.next_if(|(at, _)| started.elapsed() >= *at) {
-            apply_step(tb, recording, change)?;
+            for view in views.iter_mut() {
+                apply_step(tb, view, change)?;
+            }
         }
-        recording.write(live.try_iter(), state())?;
+        for (view, state) in views.iter_mut().zip(states()) {
+            view.recording.write(view.live.try_iter(), state)?;
+        }
         // Wake for the next link change on time, else every 100 ms.
         let next = started.elapsed() + Duration::from_millis(100);
         let next = changes.peek().map_or(next, |(at, _)| next.min(*at));
@@ -396,18 +467,19 @@ fn record_live(
     Ok(())
 }
 
-/// One step of the timeline, now: the emulator takes any change; TBF (the seed's
-/// link) a constant rate, whose time as it happened starts the seed's windows.
-fn apply_step(tb: &ChainTestbed, recording: &mut LiveRecording, change: &LinkChange) -> Result<(), DemoError> {
+/// One step of the timeline on one measured way, now: the emulator takes any change;
+/// TBF (the seed's link) a constant rate, whose time as it happened starts the seed's
+/// windows.
+fn apply_step(tb: &ChainTestbed, view: &mut View, change: &LinkChange) -> Result<(), DemoError> {
     match (tb.emulator(), change) {
         (Some(emulator), _) => {
-            emulator.apply(change.clone());
-            recording.link_stepped(monotonic_ns(), change)
+            emulator.apply_to(view.way, change.clone());
+            view.recording.link_stepped(monotonic_ns(), change)
         }
         (None, LinkChange::Rate(LinkRate::Constant(rate))) => {
-            tb.set_rate(*rate)?;
+            tb.set_rate_of(view.way, *rate)?;
             // The change as it happened (the figures' windows start at the drop), not as planned.
-            recording.link_changed(monotonic_ns(), *rate)
+            view.recording.link_changed(monotonic_ns(), *rate)
         }
         // Scenario::validate admits nothing else on TBF.
         (None, _) => Ok(()),

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use bauxite_core::BitRate;
 use bauxite_core::link::{LinkChange, LinkConfig, LinkRate, Timeline};
+use bauxite_netlab::emulator::Direction;
 
 /// What every phase of every trial runs on.
 #[derive(Clone, Debug, PartialEq)]
@@ -28,14 +29,34 @@ pub struct Scenario {
     pub link: Option<EmulatedLink>,
 }
 
-/// A link given with `--link` (and `--timeline`), as the emulator runs it.
+/// A link given with `--link` (and `--timeline`), as the emulator runs it: both
+/// directions, and which of them the figures measure.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EmulatedLink {
     /// The `--link` value as given, with `timeline=FILE` when there is one: the label
     /// of the results.
     pub spec: String,
-    /// The link at the start of each phase.
-    pub config: LinkConfig,
+    /// Robot → base at the start of each phase.
+    pub uplink: LinkConfig,
+    /// Base → robot at the start of each phase.
+    pub downlink: LinkConfig,
+    /// The direction the figures measure (see [`Scenario::measuring`]).
+    pub measured: Direction,
+}
+
+impl EmulatedLink {
+    /// One direction's link at the start of each phase.
+    pub fn of(&self, direction: Direction) -> &LinkConfig {
+        match direction {
+            Direction::Uplink => &self.uplink,
+            Direction::Downlink => &self.downlink,
+        }
+    }
+
+    /// The measured direction's link: the one the figures' floors and capacity come from.
+    pub fn config(&self) -> &LinkConfig {
+        self.of(self.measured)
+    }
 }
 
 /// Why a scenario cannot be run.
@@ -117,6 +138,15 @@ impl Scenario {
         let scenario = Self { duration, initial_rate: Self::SEED_BEFORE, timeline, link: Some(link) };
         scenario.validate()?;
         Ok(scenario)
+    }
+
+    /// This scenario with its figures measured on `direction` (the same links).
+    pub fn measuring(&self, direction: Direction) -> Self {
+        let mut view = self.clone();
+        if let Some(link) = &mut view.link {
+            link.measured = direction;
+        }
+        view
     }
 
     /// Where the figures' windows start: the first timed change (the seed's drop), or
@@ -219,7 +249,12 @@ mod tests {
     #[test]
     fn an_emulated_link_takes_any_change_and_needs_no_drop() {
         let secs = Duration::from_secs;
-        let link = EmulatedLink { spec: "rate=2mbit".into(), config: LinkConfig::default() };
+        let link = EmulatedLink {
+            spec: "rate=2mbit".into(),
+            uplink: LinkConfig::default(),
+            downlink: LinkConfig::default(),
+            measured: Direction::Uplink,
+        };
         let s = Scenario::emulated(link.clone(), Timeline::default(), secs(3)).unwrap();
         assert_eq!(s.drop_at(), Duration::ZERO, "without a timeline the windows start at 0");
         let e = Scenario::emulated(link.clone(), Timeline::default(), Duration::from_millis(2900)).unwrap_err();

@@ -21,8 +21,9 @@ pub struct DemoSummary {
     pub link: DemoLink,
     /// Phase 2's shaper rate: a rate (`1.5mbit`) or `auto`.
     pub protected_rate: String,
-    /// Which way the streams went: `up` (robot to base, Bauxite on the robot's egress) or
-    /// `down` (base to robot, Bauxite on the robot's ingress).
+    /// Which way these streams went: `up` (robot to base, Bauxite on the robot's egress) or
+    /// `down` (base to robot, Bauxite on the robot's ingress). With `--direction both`
+    /// each way has a summary of its own, both measured at once.
     #[serde(default = "up")]
     pub direction: String,
     /// Each phase's figures, pooled over trials.
@@ -69,7 +70,7 @@ impl DemoLink {
             None => Self::Step(LinkSummary::of(scenario)),
             Some(link) => {
                 let duration_ns = scenario.duration.as_nanos() as u64;
-                Self::Emulated(LinkFacts::of(&link.config, &scenario.timeline, duration_ns).summary(&link.spec))
+                Self::Emulated(LinkFacts::of(link.config(), &scenario.timeline, duration_ns).summary(&link.spec))
             }
         }
     }
@@ -373,7 +374,9 @@ mod tests {
         use bauxite_core::link::{LinkConfig, LinkRate, Timeline};
         let link = crate::EmulatedLink {
             spec: "rate=50mbit,timeline=examples/step-drop.yaml".into(),
-            config: LinkConfig { rate: LinkRate::Constant(BitRate::from_bps(50_000_000)), ..LinkConfig::default() },
+            uplink: LinkConfig { rate: LinkRate::Constant(BitRate::from_bps(50_000_000)), ..LinkConfig::default() },
+            downlink: LinkConfig::default(),
+            measured: bauxite_netlab::emulator::Direction::Uplink,
         };
         let timeline = Timeline::of_rates(&[(std::time::Duration::from_secs(5), BitRate::from_bps(1_500_000))]);
         let scenario = Scenario::emulated(link, timeline, std::time::Duration::from_secs(10)).unwrap();

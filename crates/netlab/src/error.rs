@@ -22,6 +22,9 @@ pub enum NetlabError {
         #[source]
         source: std::io::Error,
     },
+    /// A rate change for a direction the testbed does not limit.
+    #[error("the testbed's downlink has no bottleneck to change (ChainOptions::downlink_rate)")]
+    NoDownlinkBottleneck,
     /// The link emulator could not start or ended abnormally.
     #[error("link emulator: {0}")]
     Emulator(String),

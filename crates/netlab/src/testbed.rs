@@ -5,6 +5,8 @@
 //!  robot [to-link 10.201.1.1] —— [to-robot 10.201.1.2] link [to-base 10.201.2.1] —— [to-link 10.201.2.2] base
 //!                                                        ^ bottleneck (TBF, deep FIFO)
 //! ```
+//! The downlink (link → robot) may have a bottleneck of its own
+//! ([`ChainOptions::downlink_rate`]).
 //! Bauxite runs on the robot's egress (`to-link`), as it would on a robot whose modem
 //! holds the bottleneck. The bottleneck is the kernel's TBF, or the userspace
 //! [`LinkEmulator`] when the link needs what TBF cannot do (a delivery trace, delay,
@@ -19,7 +21,7 @@ use bauxite_sys::{Netns, unique_name};
 
 use crate::NetlabError;
 use crate::bottleneck::Bottleneck;
-use crate::emulator::{EmulatorConfig, EmulatorReport, LinkEmulator, Port};
+use crate::emulator::{Direction, EmulatorConfig, EmulatorReport, LinkEmulator, Port};
 use crate::veth::connect;
 
 /// The robot's address.
@@ -40,6 +42,9 @@ pub const BASE_IFACE: &str = "to-link";
 pub struct ChainOptions {
     /// The bottleneck's initial rate.
     pub rate: BitRate,
+    /// Also a bottleneck on the downlink (the link's egress toward the robot), alike
+    /// but for its rate, which starts here; without one the downlink is unlimited.
+    pub downlink_rate: Option<BitRate>,
     /// The bottleneck's FIFO, in bytes (a modem's deep buffer).
     pub buffer_bytes: u32,
     /// How much the link sends at once after an idle moment (see [`Bottleneck::install`]).
@@ -55,6 +60,7 @@ impl Default for ChainOptions {
         // up to five full frames, like a radio's scheduling grant.
         Self {
             rate: BitRate::from_bps(50_000_000),
+            downlink_rate: None,
             buffer_bytes: 100_000,
             burst_bytes: bauxite_core::link::DEMO_TBF_BURST_BYTES as u32,
             emulated: None,
@@ -64,7 +70,8 @@ impl Default for ChainOptions {
 
 /// What plays the bottleneck.
 enum LinkStage {
-    Tbf(Bottleneck),
+    /// TBF on the uplink, and on the downlink when [`ChainOptions::downlink_rate`] says.
+    Tbf(Bottleneck, Option<Bottleneck>),
     Emulated(LinkEmulator),
     /// An emulator that was stopped: the link carries nothing.
     Stopped,
@@ -93,28 +100,42 @@ impl ChainTestbed {
         robot.ip(&["route", "add", "default", "via", "10.201.1.2"])?;
         base.ip(&["route", "add", "default", "via", "10.201.2.1"])?;
         link.sysctl("net.ipv4.ip_forward", "1")?;
+        let tbf = |iface, rate| Bottleneck::install(&link, iface, rate, options.buffer_bytes, options.burst_bytes);
         let stage = match &options.emulated {
-            None => LinkStage::Tbf(Bottleneck::install(
-                &link,
-                LINK_TO_BASE,
-                options.rate,
-                options.buffer_bytes,
-                options.burst_bytes,
-            )?),
+            None => LinkStage::Tbf(
+                tbf(LINK_TO_BASE, options.rate)?,
+                options.downlink_rate.map(|rate| tbf(LINK_TO_ROBOT, rate)).transpose()?,
+            ),
             Some(config) => LinkStage::Emulated(emulate(&robot, &link, &base, config.clone())?),
         };
         Ok(Self { stage, robot, link, base })
     }
 
-    /// Changes the bottleneck's rate (the radio link degrading or recovering).
+    /// Changes the uplink bottleneck's rate (the radio link degrading or recovering).
     pub fn set_rate(&self, rate: BitRate) -> Result<(), NetlabError> {
-        match &self.stage {
-            LinkStage::Tbf(bottleneck) => bottleneck.set_rate(&self.link, rate),
-            LinkStage::Emulated(emulator) => {
-                emulator.apply(LinkChange::Rate(LinkRate::Constant(rate)));
+        self.set_rate_of(Direction::Uplink, rate)
+    }
+
+    /// Changes one direction's bottleneck rate; an error for a downlink that has none.
+    pub fn set_rate_of(&self, direction: Direction, rate: BitRate) -> Result<(), NetlabError> {
+        match (&self.stage, direction) {
+            (LinkStage::Tbf(uplink, _), Direction::Uplink) => uplink.set_rate(&self.link, rate),
+            (LinkStage::Tbf(_, Some(downlink)), Direction::Downlink) => downlink.set_rate(&self.link, rate),
+            (LinkStage::Tbf(_, None), Direction::Downlink) => Err(NetlabError::NoDownlinkBottleneck),
+            (LinkStage::Emulated(emulator), _) => {
+                emulator.apply_to(direction, LinkChange::Rate(LinkRate::Constant(rate)));
                 Ok(())
             }
-            LinkStage::Stopped => Err(NetlabError::Emulator("the link's emulator was stopped".into())),
+            (LinkStage::Stopped, _) => Err(NetlabError::Emulator("the link's emulator was stopped".into())),
+        }
+    }
+
+    /// Who sends and who receives on `direction`: the sending namespace, the receiving
+    /// one and the receiver's address.
+    pub fn ends(&self, direction: Direction) -> (&Netns, &Netns, Ipv4Addr) {
+        match direction {
+            Direction::Uplink => (&self.robot, &self.base, BASE_ADDR),
+            Direction::Downlink => (&self.base, &self.robot, ROBOT_ADDR),
         }
     }
 
@@ -122,7 +143,7 @@ impl ChainTestbed {
     pub fn emulator(&self) -> Option<&LinkEmulator> {
         match &self.stage {
             LinkStage::Emulated(emulator) => Some(emulator),
-            LinkStage::Tbf(_) | LinkStage::Stopped => None,
+            LinkStage::Tbf(..) | LinkStage::Stopped => None,
         }
     }
 

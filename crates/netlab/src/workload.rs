@@ -1,7 +1,10 @@
 //! The seed-000 robot workload on a [`ChainTestbed`]: navigation corrections (UDP
 //! 7400, 20 Hz), steering commands (UDP 7401, 50 Hz), telemetry (UDP 7410, 10 Hz) and
 //! an H.264-like video stream (TCP 8080, about 3.5 Mbit/s) from robot to base, and a
-//! 100 Hz control loop on the base that consumes the newest correction.
+//! 100 Hz control loop on the base that consumes the newest correction. The same
+//! workload runs the other way too ([`Direction::Downlink`]: the operator's commands
+//! and a download, base to robot); both may run at once, each end's receivers on
+//! ports of its own namespace.
 //!
 //! A correction's *update delay* is the time from its sending to the first control
 //! loop tick that consumes it: its latency plus the wait for the next tick.
@@ -12,10 +15,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use bauxite_sys::monotonic_ns;
+use bauxite_sys::{Netns, monotonic_ns};
 
 use crate::NetlabError;
-use crate::testbed::{BASE_ADDR, ChainTestbed};
+use crate::emulator::Direction;
+use crate::testbed::ChainTestbed;
 use crate::traffic::{self, Arrival, UdpStream};
 use crate::video::{self, FrameArrival, VideoSendLog};
 
@@ -90,6 +94,8 @@ pub struct RunningWorkload {
     receive_stop: Arc<AtomicBool>,
     /// `None` once stopped.
     threads: Option<Threads>,
+    /// Where the messages go, for errors.
+    receiver_addr: std::net::Ipv4Addr,
 }
 
 /// What a UDP receiver returns: the arrivals and the count of malformed datagrams.
@@ -116,14 +122,21 @@ impl Drop for RunningWorkload {
 type Newest = Arc<Mutex<Option<(u32, u64)>>>;
 
 impl RunningWorkload {
-    /// Opens every socket (receivers in `base`, senders in `robot`, the video's
-    /// connection with its congestion control), then starts the threads. With a
-    /// `tap`, every measurement is also sent there as it happens.
+    /// Opens every socket (on the uplink receivers in `base`, senders in `robot`; on
+    /// the downlink the other way round; the video's connection with its congestion
+    /// control), then starts the threads. With a `tap`, every measurement is also sent
+    /// there as it happens.
     ///
     /// Every fallible step comes before the first thread, so an error (a port in use,
     /// a kernel without the congestion control asked for) starts nothing.
-    pub fn start(tb: &ChainTestbed, spec: &WorkloadSpec, tap: Option<Tap>) -> Result<Self, NetlabError> {
-        let sockets = Sockets::open(tb, spec)?;
+    pub fn start(
+        tb: &ChainTestbed,
+        direction: Direction,
+        spec: &WorkloadSpec,
+        tap: Option<Tap>,
+    ) -> Result<Self, NetlabError> {
+        let (sending, receiving, receiver_addr) = tb.ends(direction);
+        let sockets = Sockets::open(sending, receiving, receiver_addr, spec)?;
         let (send_stop, stop) = (Arc::new(AtomicBool::new(false)), Arc::new(AtomicBool::new(false)));
         let newest: Newest = Arc::new(Mutex::new(None));
         let emit = move |tap: &Option<Tap>, event: WorkloadEvent| {
@@ -135,7 +148,7 @@ impl RunningWorkload {
         for (index, (s, socket)) in spec.streams.iter().zip(sockets.receivers).enumerate() {
             let (stop, newest, tap) = (stop.clone(), newest.clone(), tap.clone());
             let tracks_corrections = s.port == spec.correction_port;
-            let receiver = tb.base.spawn(move || {
+            let receiver = receiving.spawn(move || {
                 traffic::receive_udp_with(&socket, &stop, |arrival| {
                     if tracks_corrections {
                         track_newest(&newest, arrival);
@@ -146,7 +159,7 @@ impl RunningWorkload {
             receivers.push((s.port, receiver));
         }
         let (listener, video_stop, video_tap) = (sockets.video_listener, stop.clone(), tap.clone());
-        let video_rx = tb.base.spawn(move || match listener.accept() {
+        let video_rx = receiving.spawn(move || match listener.accept() {
             Ok((stream, _)) => {
                 video::receive_video(stream, &video_stop, |frame| emit(&video_tap, WorkloadEvent::Frame(*frame)))
             }
@@ -158,7 +171,7 @@ impl RunningWorkload {
         let control = {
             let (stop, newest, hz, first) =
                 (stop.clone(), newest.clone(), spec.control_loop_hz, start + spec.control_loop_phase);
-            tb.base.spawn(move || {
+            receiving.spawn(move || {
                 control_loop(hz, first, &stop, &newest, |update| emit(&tap, WorkloadEvent::Update(*update)))
             })
         };
@@ -169,35 +182,55 @@ impl RunningWorkload {
             .map(|(s, socket)| {
                 let stream = UdpStream {
                     stream: s.port,
-                    dst: SocketAddr::from((BASE_ADDR, s.port)),
+                    dst: SocketAddr::from((receiver_addr, s.port)),
                     rate_hz: s.rate_hz,
                     size: s.size,
                 };
                 let (stop, first) = (send_stop.clone(), start + s.phase);
-                tb.robot.spawn(move || traffic::send_udp_from(&socket, &stream, first, &stop))
+                sending.spawn(move || traffic::send_udp_from(&socket, &stream, first, &stop))
             })
             .collect();
         let (video_spec, video_stream, tx_stop) = (spec.video.clone(), sockets.video_stream, send_stop.clone());
-        let video_tx = tb.robot.spawn(move || video::send_video(video_stream, &video_spec, &tx_stop));
+        let video_tx = sending.spawn(move || video::send_video(video_stream, &video_spec, &tx_stop));
         let threads = Threads { receivers, senders, video_rx, video_tx, control };
-        Ok(Self { send_stop, receive_stop: stop, threads: Some(threads) })
+        Ok(Self { send_stop, receive_stop: stop, threads: Some(threads), receiver_addr })
     }
 
     /// Stops senders, waits `drain` for messages in flight, stops receivers and
     /// returns what was measured; an error if a receiver could not go on receiving.
-    pub fn stop(mut self, drain: Duration) -> Result<WorkloadResult, NetlabError> {
-        let threads = self.threads.take().expect("threads until stopped");
-        self.send_stop.store(true, Ordering::Relaxed);
-        let sent = threads.senders.into_iter().map(|h| h.join().expect("sender")).collect();
-        let video = threads.video_tx.join().expect("video sender");
+    pub fn stop(self, drain: Duration) -> Result<WorkloadResult, NetlabError> {
+        Ok(Self::stop_all(vec![self], drain)?.remove(0))
+    }
+
+    /// Stops several workloads together (both ways of a link): every sender first, one
+    /// `drain` for them all, then every receiver; results in the order given.
+    pub fn stop_all(workloads: Vec<Self>, drain: Duration) -> Result<Vec<WorkloadResult>, NetlabError> {
+        let mut stopping = Vec::new();
+        for mut workload in workloads {
+            let threads = workload.threads.take().expect("threads until stopped");
+            workload.send_stop.store(true, Ordering::Relaxed);
+            stopping.push((workload, threads));
+        }
+        let mut sent_by = Vec::new();
+        for (_, threads) in &mut stopping {
+            let senders = std::mem::take(&mut threads.senders);
+            let sent: Vec<u32> = senders.into_iter().map(|h| h.join().expect("sender")).collect();
+            sent_by.push(sent);
+        }
         std::thread::sleep(drain);
-        self.receive_stop.store(true, Ordering::Relaxed);
+        stopping.iter().for_each(|(workload, _)| workload.receive_stop.store(true, Ordering::Relaxed));
+        stopping.into_iter().zip(sent_by).map(|((workload, threads), sent)| workload.collect(threads, sent)).collect()
+    }
+
+    /// What a stopped workload's threads measured.
+    fn collect(&self, threads: Threads, sent: Vec<u32>) -> Result<WorkloadResult, NetlabError> {
+        let video = threads.video_tx.join().expect("video sender");
         let mut arrivals = Vec::new();
         for (port, h) in threads.receivers {
             let (received, _malformed) = h
                 .join()
                 .expect("receiver")
-                .map_err(NetlabError::socket(format!("receiving UDP on {BASE_ADDR}:{port}")))?;
+                .map_err(NetlabError::socket(format!("receiving UDP on {}:{port}", self.receiver_addr)))?;
             arrivals.push(received);
         }
         Ok(WorkloadResult {
@@ -213,38 +246,41 @@ impl RunningWorkload {
 /// The workload's sockets, opened before any thread starts. Sockets belong to the
 /// namespace they were opened in, whichever thread uses them.
 struct Sockets {
-    /// Per stream, in `base`.
+    /// Per stream, at the receiving end.
     receivers: Vec<UdpSocket>,
-    /// Per stream, in `robot`.
+    /// Per stream, at the sending end.
     senders: Vec<UdpSocket>,
-    /// In `base`: the video's listener, with the connection waiting in its backlog.
+    /// At the receiving end: the video's listener, with the connection waiting in its backlog.
     video_listener: TcpListener,
-    /// In `robot`: the video's connection, with its congestion control set.
+    /// At the sending end: the video's connection, with its congestion control set.
     video_stream: TcpStream,
 }
 
 impl Sockets {
-    fn open(tb: &ChainTestbed, spec: &WorkloadSpec) -> Result<Self, NetlabError> {
+    fn open(
+        sending: &Netns,
+        receiving: &Netns,
+        addr: std::net::Ipv4Addr,
+        spec: &WorkloadSpec,
+    ) -> Result<Self, NetlabError> {
         let mut receivers = Vec::new();
         let mut senders = Vec::new();
         for s in &spec.streams {
             let port = s.port;
-            let socket = tb.base.run(move || UdpSocket::bind((BASE_ADDR, port)));
-            receivers.push(socket.map_err(NetlabError::socket(format!("binding UDP {BASE_ADDR}:{port} in base")))?);
-            let socket = tb.robot.run(|| UdpSocket::bind("0.0.0.0:0"));
-            senders.push(socket.map_err(NetlabError::socket("binding a UDP sender in robot"))?);
+            let socket = receiving.run(move || UdpSocket::bind((addr, port)));
+            receivers.push(socket.map_err(NetlabError::socket(format!("binding UDP {addr}:{port}")))?);
+            let socket = sending.run(|| UdpSocket::bind("0.0.0.0:0"));
+            senders.push(socket.map_err(NetlabError::socket("binding a UDP sender"))?);
         }
         let port = spec.video_port;
-        let video_listener = tb
-            .base
-            .run(move || TcpListener::bind((BASE_ADDR, port)))
-            .map_err(NetlabError::socket(format!("listening on TCP {BASE_ADDR}:{port} in base")))?;
+        let video_listener = receiving
+            .run(move || TcpListener::bind((addr, port)))
+            .map_err(NetlabError::socket(format!("listening on TCP {addr}:{port}")))?;
         // The kernel completes the handshake into the listener's backlog: the video
         // receiver accepts it once it runs.
-        let video_stream = tb
-            .robot
-            .run(move || TcpStream::connect((BASE_ADDR, port)))
-            .map_err(NetlabError::socket(format!("connecting the video stream to {BASE_ADDR}:{port}")))?;
+        let video_stream = sending
+            .run(move || TcpStream::connect((addr, port)))
+            .map_err(NetlabError::socket(format!("connecting the video stream to {addr}:{port}")))?;
         traffic::set_congestion_control(&video_stream, &spec.congestion_control)?;
         Ok(Self { receivers, senders, video_listener, video_stream })
     }

@@ -1,28 +1,47 @@
-//! The seed's workload on an uncongested testbed (needs root): every stream arrives
-//! complete and the control loop consumes each correction within one tick.
+//! The seed's workload on an uncongested testbed (needs root), both ways at once: every
+//! stream arrives complete and the control loop consumes each correction within one tick.
 
 use std::time::Duration;
 
 use bauxite_core::stats::Summary;
+use bauxite_netlab::emulator::Direction;
 use bauxite_netlab::testbed::BASE_ADDR;
+use bauxite_netlab::workload::WorkloadResult;
 use bauxite_netlab::workload::{RunningWorkload, WorkloadEvent, WorkloadSpec};
 use bauxite_netlab::{ChainOptions, ChainTestbed, NetlabError};
 use bauxite_sys::root_or_skip;
 
 #[test]
-fn the_workload_arrives_complete_on_a_fast_link() {
-    if !root_or_skip("the_workload_arrives_complete_on_a_fast_link") {
+fn the_workload_arrives_complete_both_ways_on_a_fast_link() {
+    if !root_or_skip("the_workload_arrives_complete_both_ways_on_a_fast_link") {
         return;
     }
     let tb = ChainTestbed::create(&ChainOptions::default()).expect("testbed");
     let spec = WorkloadSpec::default();
-    let (tap, live) = std::sync::mpsc::channel();
     let started = std::time::Instant::now();
-    let running = RunningWorkload::start(&tb, &spec, Some(tap)).expect("start the workload");
+    // Robot → base and base → robot at once: the same ports, each bound at its receiving end.
+    let running: Vec<_> = [Direction::Uplink, Direction::Downlink]
+        .into_iter()
+        .map(|direction| {
+            let (tap, live) = std::sync::mpsc::channel();
+            let workload = RunningWorkload::start(&tb, direction, &spec, Some(tap)).expect("start the workload");
+            (direction, workload, live)
+        })
+        .collect();
     std::thread::sleep(Duration::from_secs(3));
-    let ran_s = started.elapsed().as_secs_f64();
-    let result = running.stop(Duration::from_millis(300)).expect("stop the workload");
+    for (direction, workload, live) in running {
+        // Each runs until its own stop: the second one's senders also run through the first's drain.
+        let ran_s = started.elapsed().as_secs_f64();
+        let result = workload.stop(Duration::from_millis(300)).expect("stop the workload");
+        eprintln!("{direction:?}");
+        check_complete(&spec, &result, ran_s);
+        check_tapped(&spec, &result, &live);
+    }
+}
 
+/// Every message and frame arrived, paced and fast, and every correction was consumed once
+/// at the next tick.
+fn check_complete(spec: &WorkloadSpec, result: &WorkloadResult, ran_s: f64) {
     // The senders pace on absolute times, so they never send ahead of their rate over the time
     // the test let them run; a loaded 2-core machine can start their threads late, and 20 % of
     // the 3 s window (600 ms) covers that, while a sender at half or double its rate fails.
@@ -74,8 +93,10 @@ fn the_workload_arrives_complete_on_a_fast_link() {
     let latency = Summary::of(&corrections.iter().map(|a| a.latency_ms()).collect::<Vec<_>>());
     assert!(delay.p50 < 10.0 + latency.p99 && delay.max < 50.0, "update delay {delay}, latency {latency}");
     assert!(result.updates.windows(2).all(|w| w[1].seq > w[0].seq), "each correction consumed once, in order");
+}
 
-    // The tap saw every measurement as it happened, exactly once.
+/// The tap saw every measurement as it happened, exactly once.
+fn check_tapped(spec: &WorkloadSpec, result: &WorkloadResult, live: &std::sync::mpsc::Receiver<WorkloadEvent>) {
     let (mut messages, mut frames, mut updates) = (vec![0usize; spec.streams.len()], 0, 0);
     for event in live.try_iter() {
         match event {
@@ -100,7 +121,9 @@ fn a_missing_congestion_control_is_an_error_from_start() {
     }
     let tb = ChainTestbed::create(&ChainOptions::default()).expect("testbed");
     let spec = WorkloadSpec { congestion_control: "bxnone".into(), ..WorkloadSpec::default() };
-    let e = RunningWorkload::start(&tb, &spec, None).err().expect("no workload without its congestion control");
+    let e = RunningWorkload::start(&tb, Direction::Uplink, &spec, None)
+        .err()
+        .expect("no workload without its congestion control");
     assert!(matches!(e, NetlabError::CongestionControlUnavailable { .. }), "{e:?}");
     assert!(e.to_string().contains("modprobe tcp_bxnone"), "{e}");
     // Nothing was left holding the workload's ports: they bind again at once.

@@ -31,6 +31,7 @@ fn downlink(rate: RateMode, link: LinkConfig, timeline: Timeline, seconds: u64) 
         workload: WorkloadSpec::default(),
         link,
         timeline,
+        reverse_delay: None,
         duration: Duration::from_secs(seconds),
         rate,
         seed: 1,

@@ -32,6 +32,7 @@ fn on_trace(trace: Arc<DeliveryTrace>, seconds: u64) -> RobotConfig {
         workload: WorkloadSpec::default(),
         link: LinkConfig { rate: LinkRate::Trace(trace), ..LinkConfig::default() },
         timeline: Timeline::default(),
+        reverse_delay: None,
         duration: Duration::from_secs(seconds),
         rate: RateMode::Auto,
         seed: 1,
@@ -72,6 +73,7 @@ fn the_clairvoyant_has_lowered_its_rate_when_a_drop_arrives() {
     let config = RobotConfig {
         link: LinkConfig { rate: LinkRate::Constant(BitRate::from_bps(50_000_000)), ..LinkConfig::default() },
         timeline: Timeline::of_rates(&[(Duration::from_secs(5), BitRate::from_bps(1_500_000))]),
+        reverse_delay: None,
         ..on_trace(generated_trace(1, 1), 8)
     };
     let phase = run_phase(&config, Phase::Clairvoyant);

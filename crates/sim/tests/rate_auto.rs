@@ -21,6 +21,7 @@ fn config(link: LinkConfig, timeline: Timeline, seconds: u64) -> RobotConfig {
         workload: WorkloadSpec::default(),
         link,
         timeline,
+        reverse_delay: None,
         duration: Duration::from_secs(seconds),
         rate: RateMode::Auto,
         seed: 1,

@@ -19,6 +19,7 @@ fn step_drop(rate: RateMode, seconds: u64) -> RobotConfig {
         workload: WorkloadSpec::default(),
         link: LinkConfig { rate: LinkRate::Constant(BitRate::from_bps(50 * MBIT)), ..LinkConfig::default() },
         timeline: Timeline::of_rates(&[(Duration::from_secs(5), BitRate::from_bps(1_500_000))]),
+        reverse_delay: None,
         duration: Duration::from_secs(seconds),
         rate,
         seed: 1,
@@ -148,6 +149,7 @@ fn a_fading_link_never_runs_the_world_backwards() {
     let config = RobotConfig {
         link: LinkConfig { rate: LinkRate::Trace(fading_trace(24)), ..LinkConfig::default() },
         timeline: Timeline::default(),
+        reverse_delay: None,
         ..step_drop(RateMode::Auto, 60)
     };
     let outcome = simulate(&config, 4, "fading trace");

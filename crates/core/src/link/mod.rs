@@ -17,6 +17,7 @@ mod trace;
 pub use loss::{GilbertElliott, Loss, LossModel};
 pub use model::{Admission, DEMO_TBF_BURST_BYTES, LinkChange, LinkConfig, LinkModel, LinkRate, Outcome, QueueLimit};
 pub use spec::{
-    LinkSpec, LinkSpecError, MAX_LINK_DELAY, MAX_QUEUE_BYTES, RateSpec, Timeline, load_link, parse_queue_bytes,
+    LinkDirections, LinkSpec, LinkSpecError, MAX_LINK_DELAY, MAX_QUEUE_BYTES, RateSpec, Timeline, load_link,
+    load_link_directions, parse_queue_bytes,
 };
 pub use trace::{DeliveryTrace, MAX_TRACE_BYTES, OPPORTUNITY_BYTES, TraceError, TraceStats};

@@ -194,6 +194,119 @@ pub fn load_link(text: &str, timeline: Option<&Path>) -> Result<(String, LinkCon
     Ok((label, spec.config()?, spec.timeline()?))
 }
 
+/// A `--link` value's links by direction. Mahimahi's traces come in `.up`/`.down`
+/// pairs, and a run that measures one direction still carries the other's ACKs and
+/// probe answers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LinkDirections {
+    /// `SPEC`: the link of the direction(s) the run measures; a direction it does not
+    /// measure is the return path, uncongested, with the same delay.
+    Measured(LinkConfig),
+    /// `up=SPEC,down=SPEC`: each direction's own link (robot → far end, and back); a
+    /// direction left out is uncongested, with the given one's delay.
+    Each {
+        /// The uplink.
+        up: Option<LinkConfig>,
+        /// The downlink.
+        down: Option<LinkConfig>,
+    },
+}
+
+impl LinkDirections {
+    /// The uplink's and the downlink's links for a run that measures the uplink
+    /// (`measures_up`), the downlink (`measures_down`) or both.
+    pub fn resolve(&self, measures_up: bool, measures_down: bool) -> (LinkConfig, LinkConfig) {
+        let return_path = |of: &LinkConfig| LinkConfig { delay: of.delay, ..LinkConfig::default() };
+        match self {
+            Self::Measured(link) => (
+                if measures_up || !measures_down { link.clone() } else { return_path(link) },
+                if measures_down { link.clone() } else { return_path(link) },
+            ),
+            Self::Each { up: Some(up), down: Some(down) } => (up.clone(), down.clone()),
+            Self::Each { up: Some(up), down: None } => (up.clone(), return_path(up)),
+            Self::Each { up: None, down: Some(down) } => (return_path(down), down.clone()),
+            Self::Each { up: None, down: None } => (LinkConfig::default(), LinkConfig::default()),
+        }
+    }
+}
+
+/// A `--link` value that may give each direction (`up=SPEC,down=SPEC`, either left
+/// out) or one link (`SPEC`, see [`LinkDirections::Measured`]), and the optional
+/// `--timeline` file, which changes the direction(s) the run measures. Returns the
+/// label of the results, the links and the timeline; errors name the direction and
+/// the key, or the file and line.
+pub fn load_link_directions(
+    text: &str,
+    timeline: Option<&Path>,
+) -> Result<(String, LinkDirections, Timeline), LinkSpecError> {
+    let Some(parts) = split_directions(text)? else {
+        let (label, link, timeline) = load_link(text, timeline)?;
+        return Ok((label, LinkDirections::Measured(link), timeline));
+    };
+    let (mut up, mut down) = (None, None);
+    for (direction, spec) in parts {
+        let in_direction = |e: LinkSpecError| LinkSpecError(format!("{direction}=: {e}"));
+        let parsed: LinkSpec = spec.parse().map_err(in_direction)?;
+        if parsed.timeline.is_some() {
+            return Err(LinkSpecError(format!(
+                "{direction}=: give the timeline with --timeline (it changes the direction(s) the run measures)"
+            )));
+        }
+        let link = parsed.config().map_err(in_direction)?;
+        let slot = if direction == "up" { &mut up } else { &mut down };
+        if slot.replace(link).is_some() {
+            return Err(LinkSpecError(format!("link: `{direction}=` given twice")));
+        }
+    }
+    let mut label = text.to_string();
+    let timeline = match timeline {
+        None => Timeline::default(),
+        Some(file) => {
+            label = format!("{text},timeline={}", file.display());
+            Timeline::load(file)?
+        }
+    };
+    Ok((label, LinkDirections::Each { up, down }, timeline))
+}
+
+/// `up=A,…,down=B,…` split into its directions' SPECs (`None` for a value that names
+/// no direction): a new part starts at each item `up=` or `down=`, which no key of a
+/// SPEC is.
+fn split_directions(text: &str) -> Result<Option<Vec<(&'static str, String)>>, LinkSpecError> {
+    let direction_of = |item: &str| match item.trim_start() {
+        i if i.starts_with("up=") => Some("up"),
+        i if i.starts_with("down=") => Some("down"),
+        _ => None,
+    };
+    // Each part: its direction and its SPEC's items.
+    let mut parts: Vec<(&'static str, Vec<&str>)> = Vec::new();
+    let mut before_any = None;
+    for item in text.split(',') {
+        match (direction_of(item), parts.last_mut()) {
+            (Some(direction), _) => parts.push((direction, vec![&item.trim_start()[direction.len() + 1..]])),
+            (None, Some((_, items))) => items.push(item),
+            (None, None) => before_any = before_any.or(Some(item)).filter(|i| !i.trim().is_empty()),
+        }
+    }
+    if parts.is_empty() {
+        return Ok(None);
+    }
+    if let Some(item) = before_any {
+        return Err(LinkSpecError(format!(
+            "link `{item}`: with up= or down=, every key belongs to one (e.g. up=trace=A.up,queue=100kb,down=trace=A.down)"
+        )));
+    }
+    let mut out = Vec::new();
+    for (direction, items) in parts {
+        let spec = items.join(",");
+        if spec.trim().is_empty() {
+            return Err(LinkSpecError(format!("link: `{direction}=` names no link (e.g. {direction}=rate=1.5mbit)")));
+        }
+        out.push((direction, spec));
+    }
+    Ok(Some(out))
+}
+
 /// The 1-based line of each top-level list item (`- ...`) of a timeline file: where
 /// each step starts, for errors.
 fn step_lines(text: &str) -> Vec<usize> {
@@ -449,6 +562,51 @@ mod tests {
         assert_eq!(spec.burst_bytes, None, "a wire unless a bucket is given");
         let spec: LinkSpec = "rate=1.5mbit,burst=7570b".parse().unwrap();
         assert_eq!(spec.config().unwrap().burst_bytes, Some(7570));
+    }
+
+    #[test]
+    fn a_link_value_gives_each_direction_or_the_measured_ones() {
+        let rate = |bps| LinkRate::Constant(BitRate::from_bps(bps));
+        let (label, links, timeline) =
+            load_link_directions("up=rate=1.5mbit,queue=50kb,delay=20ms, down=rate=8mbit", None).unwrap();
+        assert_eq!(label, "up=rate=1.5mbit,queue=50kb,delay=20ms, down=rate=8mbit");
+        assert!(timeline.steps.is_empty());
+        let (up, down) = links.resolve(true, false);
+        assert_eq!(
+            (up.rate.clone(), up.queue.bytes, up.delay),
+            (rate(1_500_000), Some(50_000), Duration::from_millis(20))
+        );
+        assert_eq!((down.rate.clone(), down.delay), (rate(8_000_000), Duration::ZERO), "each its own keys");
+        assert_eq!(links.resolve(false, true), (up.clone(), down.clone()), "given links whatever is measured");
+
+        // One direction given: the other is its return path, uncongested with its delay.
+        let (_, links, _) = load_link_directions("down=rate=2mbit,delay=30ms", None).unwrap();
+        let (up, down) = links.resolve(false, true);
+        assert_eq!((up.rate, up.delay), (LinkRate::Unlimited, Duration::from_millis(30)));
+        assert_eq!(down.rate, rate(2_000_000));
+
+        // A plain SPEC is the link of whatever the run measures.
+        let (_, links, _) = load_link_directions("rate=3mbit,delay=10ms", None).unwrap();
+        let measured = |(up, down): (LinkConfig, LinkConfig)| (up.rate, down.rate);
+        assert_eq!(measured(links.resolve(true, false)), (rate(3_000_000), LinkRate::Unlimited));
+        assert_eq!(measured(links.resolve(false, true)), (LinkRate::Unlimited, rate(3_000_000)));
+        assert_eq!(measured(links.resolve(true, true)), (rate(3_000_000), rate(3_000_000)));
+        assert_eq!(links.resolve(false, true).0.delay, Duration::from_millis(10), "the return path's delay");
+    }
+
+    #[test]
+    fn bad_link_directions_are_named() {
+        for (text, says) in [
+            ("rate=1mbit,up=rate=2mbit", "every key belongs to one"),
+            ("up=rate=1mbit,up=rate=2mbit", "`up=` given twice"),
+            ("up=,down=rate=1mbit", "`up=` names no link"),
+            ("up=rate=fast", "up=: link `rate=fast`"),
+            ("down=rate=1mbit,bandwidth=2", "down=: link: unknown key `bandwidth`"),
+            ("down=rate=1mbit,timeline=x.yaml", "give the timeline with --timeline"),
+        ] {
+            let e = load_link_directions(text, None).expect_err(text);
+            assert!(e.0.contains(says), "{text}: {e}");
+        }
     }
 
     #[test]

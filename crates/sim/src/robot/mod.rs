@@ -12,7 +12,8 @@
 //!   socket holds unsent bytes.
 //! - The link is `bauxite_core::link::LinkModel`, the emulator's own (drop-tail
 //!   queue, constant rate or a mahimahi trace, loss, delay and jitter, a timeline).
-//!   The return path is uncongested and takes the link's configured delay.
+//!   The return path is uncongested and takes the link's configured delay, or the
+//!   other direction's ([`RobotConfig::reverse_delay`]).
 //! - The lanes ([`egress`]) are HTB's: strict priority with guaranteed shares,
 //!   bounded queues; early drop is `bauxite_control::Controller` (PIE) polled every
 //!   `congestion.poll_interval` with the lanes' counters, as the daemon polls netlink.
@@ -88,12 +89,22 @@ pub struct RobotConfig {
     pub link: LinkConfig,
     /// The link's changes.
     pub timeline: Timeline,
+    /// The return path's delay (ACKs, probe answers): the other direction's link's, from
+    /// `--link up=…,down=…`; `None`: the link's own. The return path is never congested.
+    pub reverse_delay: Option<Duration>,
     /// How long the senders run (the network drains for [`DRAIN`] after).
     pub duration: Duration,
     /// The protected phase's rate.
     pub rate: RateMode,
     /// Start offsets, the link's randomness (added to its own seed), early drops.
     pub seed: u64,
+}
+
+impl RobotConfig {
+    /// The return path's delay: [`RobotConfig::reverse_delay`], else the link's own.
+    pub fn return_delay(&self) -> Duration {
+        self.reverse_delay.unwrap_or(self.link.delay)
+    }
 }
 
 pub use bauxite_core::figures::{BIN_NS, CriticalMessage, FrameDelivery, PhaseTrace};

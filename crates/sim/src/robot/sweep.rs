@@ -238,6 +238,7 @@ mod tests {
             workload: bauxite_core::workload::WorkloadSpec::default(),
             link: LinkConfig::default(),
             timeline: Timeline::default(),
+            reverse_delay: None,
             duration: std::time::Duration::from_secs(1),
             rate: RateMode::Fixed(bauxite_core::BitRate::from_bps(1_000_000)),
             seed: 0,

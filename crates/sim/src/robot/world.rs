@@ -224,7 +224,7 @@ impl<'a> World<'a> {
             answers: Vec::new(),
             pending_rate: None,
             poll_offset,
-            return_ns: duration_ns(config.link.delay),
+            return_ns: duration_ns(config.return_delay()),
             outcomes: Vec::new(),
             trace,
         }
@@ -704,7 +704,7 @@ fn new_shaper(config: &RobotConfig, phase: Phase, rng: &mut SplitMix64) -> (Shap
     let (rate, link_rate) = match (phase, config.rate) {
         (Phase::Clairvoyant, _) => {
             let capacity = CapacitySchedule::new(&config.link, &config.timeline);
-            let start = clairvoyant_rate(&capacity, config, 0, duration_ns(config.link.delay), 0);
+            let start = clairvoyant_rate(&capacity, config, 0, duration_ns(config.return_delay()), 0);
             (RateSource::Clairvoyant(capacity), start)
         }
         (_, RateMode::Auto) => {
