@@ -100,6 +100,8 @@ fn a_bad_link_names_what_and_where_and_creates_nothing() {
         ("rate=fast".to_string(), None, "rate=fast"),
         (format!("trace={}", trace.display()), Some(dir.join("bad.yaml")), "bad.yaml:2"),
         (format!("trace={},timeline={}", trace.display(), timeline.display()), Some(timeline.clone()), "not both"),
+        ("up=rate=fast,down=rate=1mbit".to_string(), None, "up=: link `rate=fast`"),
+        ("rate=1mbit,up=rate=2mbit".to_string(), None, "every key belongs to one"),
     ];
     for (spec, timeline, expected) in cases {
         let mut args = vec!["demo", "--trials", "1", "--duration", "4", "--link", &spec];
@@ -121,6 +123,20 @@ fn a_bad_link_names_what_and_where_and_creates_nothing() {
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(sim_out.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(summary["link"]["drops_s"], serde_json::json!([1.0]));
+    // Each way's link (`up=…,down=…`): `--direction down` measures the downlink's trace
+    // (about 6 Mbit/s, then 1.5 from the timeline's drop at 1 s), not the uplink's 2 Mbit/s.
+    let pair_out = dir.join("sim-pair");
+    let pair = format!("up=rate=2mbit,delay=30ms,down=trace={},queue=100kb", trace.display());
+    let run = bauxite(
+        &["sim", "robot", "--duration", "4", "--direction", "down", "--link", &pair, "--timeline"],
+        &[&timeline, Path::new("--out"), &pair_out],
+    );
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(pair_out.join("summary.json")).unwrap()).unwrap();
+    let mean = number(&summary["link"]["mean_capacity_mbps"], "mean_capacity_mbps");
+    assert!((2.5..2.8).contains(&mean), "(6 + 3 x 1.5) / 4 Mbit/s: {mean}");
     assert_eq!(summary["link"]["drops_s"], serde_json::json!([1.0]));
     std::fs::remove_dir_all(dir).ok();
 }

@@ -10,7 +10,9 @@
 #![deny(missing_docs)]
 
 pub mod congestion;
+pub mod one_way;
 pub mod rate;
 
 pub use congestion::{Controller, LaneSample, LaneVerdict, Transition};
+pub use one_way::{OneWayDelays, WayQueues};
 pub use rate::{CountedAt, RateController, SILENCE};

@@ -226,6 +226,8 @@ pub struct RateController {
     episode: Option<Episode>,
     /// The delay the probes' own lane adds before the link (see [`Self::on_own_queue`]).
     own_queue: Duration,
+    /// The queue on the other way of the round trip (see [`Self::on_other_way`]).
+    other_way: Duration,
     /// The delay probes meet on this link without a queue (the 90th percentile
     /// of the answers' delay outside queues): a trace's wait for its next
     /// opportunity, a packet in transmission. Not counted as a queue.
@@ -265,6 +267,7 @@ impl RateController {
             sent: VecDeque::new(),
             episode: None,
             own_queue: Duration::ZERO,
+            other_way: Duration::ZERO,
             noise: Duration::ZERO,
             noise_answers: 0,
             last_queue: None,
@@ -370,12 +373,20 @@ impl RateController {
         self.own_queue = delay;
     }
 
+    /// The queue the last answer met on the other way of its round trip (the
+    /// downlink's, for the uplink's controller; [`crate::OneWayDelays`]), given before
+    /// that answer. It is taken off answers as the probes' own lane is, and allowed for
+    /// in the answers still awaited: it is another controller's to act on.
+    pub fn on_other_way(&mut self, queue: Duration) {
+        self.other_way = queue;
+    }
+
     /// The answer to a probe sent at `sent` arrived at `received`; returns the new
     /// rate if it changed.
     pub fn on_answer(&mut self, sent: Duration, received: Duration) -> Option<BitRate> {
         let rtt = received.saturating_sub(sent);
-        let baseline = self.follow_baseline(rtt);
-        let queue = rtt.saturating_sub(baseline).saturating_sub(self.own_queue);
+        let baseline = self.follow_baseline(rtt.saturating_sub(self.other_way));
+        let queue = rtt.saturating_sub(baseline).saturating_sub(self.own_queue).saturating_sub(self.other_way);
         // Outside queues and upward probes: a queue the probe is building is not
         // the link's noise.
         if self.episode.is_none() && self.ramp.is_none() {
@@ -477,7 +488,9 @@ impl RateController {
         // answered by now.
         let tolerated = if self.is_quiet() { LOST_PROBES_TOLERATED_QUIET } else { LOST_PROBES_TOLERATED };
         let overdue = match (self.answers.back(), self.unanswered.get(tolerated)) {
-            (Some(_), Some(&sent)) => now.saturating_sub(sent + self.baseline.unwrap_or_default() + self.own_queue),
+            (Some(_), Some(&sent)) => {
+                now.saturating_sub(sent + self.baseline.unwrap_or_default() + self.own_queue + self.other_way)
+            }
             _ => Duration::ZERO,
         };
         answered.max(overdue)
@@ -972,6 +985,28 @@ mod tests {
             c.on_tick(at(t) + MS);
         }
         assert_eq!(c.rate(), mbit(10.0), "and the controller goes on as before (unloaded: no ramp)");
+    }
+
+    #[test]
+    fn a_queue_on_the_other_way_is_the_other_controllers() {
+        let mut c = RateController::new(&policy());
+        quiet(&mut c, 0, 1_000, 4e6);
+        // The way back fills (a download into the far end's FIFO): 200 ms more each
+        // round trip, all of it on the way back, which each answer says.
+        for t in (1_000..2_000u64).step_by(10) {
+            c.on_sent(at(t), t * 500);
+            assert!(c.probe_due(at(t)));
+            c.on_other_way(200 * MS);
+            c.on_answer(at(t), at(t) + 201 * MS);
+            c.on_tick(at(t) + 205 * MS);
+            assert!(c.episode.is_none(), "{t} ms: the way back's queue taken for this way's");
+        }
+        assert_eq!(c.rate(), mbit(10.0));
+        // The same round trips with the queue on this way are this controller's.
+        c.on_other_way(Duration::ZERO);
+        c.on_answer(at(2_000), at(2_000) + 201 * MS);
+        c.on_answer(at(2_010), at(2_010) + 201 * MS);
+        assert!(c.episode.is_some(), "the same delay on this way is a queue");
     }
 
     #[test]

@@ -25,6 +25,12 @@ pub struct Profile {
     pub rules: Vec<Rule>,
     /// The lane of packets no rule matches (and of packets too odd to parse).
     pub default_lane: String,
+    /// The lane of pure TCP ACKs (no payload) whose rules give a less urgent lane. A
+    /// download's ACKs then leave ahead of an upload's data instead of waiting behind it,
+    /// which would stretch the download's round trip by the upload's queue and slow its
+    /// reaction to the shaper's drops (sqm-scripts prioritise ACKs alike). Off when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ack_lane: Option<String>,
     /// The fraction of the link rate the lanes are shaped to. Running a little under
     /// the link keeps the standing queue on Bauxite's side of the bottleneck, where
     /// lanes are separated, instead of in the modem's single FIFO.
@@ -509,6 +515,7 @@ impl Profile {
                 port_rule("bulk", Protocol::Tcp, 8080, 8080),
             ],
             default_lane: "telemetry".into(),
+            ack_lane: Some("telemetry".into()),
             headroom: default_headroom(),
             congestion: CongestionPolicy::default(),
             early_drop: EarlyDropPolicy::default(),
@@ -549,6 +556,7 @@ impl Profile {
             ],
             rules: [Control, Status, Telemetry, Bulk].map(dscp_rule).to_vec(),
             default_lane: Background.name().into(),
+            ack_lane: None,
             headroom: default_headroom(),
             congestion: CongestionPolicy::default(),
             early_drop: EarlyDropPolicy::default(),

@@ -64,6 +64,7 @@ pub struct ValidatedProfile {
     profile: Profile,
     rule_lanes: Vec<usize>,
     default_lane: usize,
+    ack_lane: Option<usize>,
     reflectors: Vec<Reflector>,
 }
 
@@ -111,6 +112,11 @@ impl ValidatedProfile {
     /// The index of the lane of packets no rule matches.
     pub fn default_lane_index(&self) -> usize {
         self.default_lane
+    }
+
+    /// The index of `ack_lane`, the lane of pure TCP ACKs whose own is less urgent.
+    pub fn ack_lane_index(&self) -> Option<usize> {
+        self.ack_lane
     }
 
     /// The reflectors of `rate: auto` (`auto_rate.reflector`), in the profile's
@@ -192,6 +198,7 @@ impl Profile {
             .map(|(i, rule)| resolve_lane(&self, &format!("rules[{i}].lane"), &rule.lane))
             .collect::<Result<Vec<_>, _>>()?;
         let default_lane = resolve_lane(&self, "default_lane", &self.default_lane)?;
+        let ack_lane = self.ack_lane.as_ref().map(|lane| resolve_lane(&self, "ack_lane", lane)).transpose()?;
         within("headroom", self.headroom, MIN_HEADROOM..=1.0, "shaping under half the link wastes it")?;
         check_congestion(&self.congestion)?;
         check_early_drop(&self.early_drop)?;
@@ -202,7 +209,7 @@ impl Profile {
         if let Some(d) = &self.diagnostics {
             check_diagnostics(d)?;
         }
-        Ok(ValidatedProfile { profile: self, rule_lanes, default_lane, reflectors })
+        Ok(ValidatedProfile { profile: self, rule_lanes, default_lane, ack_lane, reflectors })
     }
 }
 
@@ -547,7 +554,12 @@ mod tests {
         let robot = Profile::robot().validate().unwrap();
         assert_eq!(robot.resolved_rules().map(|(lane, _)| lane).collect::<Vec<_>>(), [0, 1, 2]);
         assert_eq!(robot.default_lane_index(), 1);
+        assert_eq!(robot.ack_lane_index(), Some(1), "pure ACKs in telemetry");
         assert!(robot.reflectors().is_empty());
+        let mut p = Profile::robot();
+        p.ack_lane = Some("acks".into());
+        let e = p.validate().unwrap_err();
+        assert_eq!((e.key.as_str(), e.message.as_str()), ("ack_lane", "no lane is called `acks`"));
         let orch = Profile::orchestrator().validate().unwrap();
         assert_eq!(orch.default_lane_index(), 4);
         assert_eq!((0..4).map(|i| orch.rule_lane(i)).collect::<Vec<_>>(), [0, 1, 2, 3]);

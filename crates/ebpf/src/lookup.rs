@@ -25,6 +25,7 @@ impl ClassifierTables {
     pub fn compile(rules: &RuleSet) -> Box<Self> {
         let mut tables = Self::empty();
         tables.default_lane = rules.default_lane;
+        tables.ack_lane = rules.ack_lane.map_or(0, |lane| lane.saturating_add(1));
         let count = (rules.count as usize).min(MAX_RULES);
         // Last rule first, so that an earlier rule overwrites what a later one wrote.
         for (index, rule) in rules.rules[..count].iter().enumerate().rev() {
@@ -51,7 +52,7 @@ impl ClassifierTables {
     /// The lane the kernel gives an IP packet with this DSCP, protocol and (source,
     /// destination) ports (`None` when it carries no whole UDP or TCP header: later
     /// fragments, other protocols, truncated transport headers). The same steps as
-    /// `bx_lane_of` in `classify.h`.
+    /// `bx_lane_of` in `classify.h`; a pure TCP ACK's is then [`Self::pure_ack_lane`].
     pub fn lane(&self, dscp: u8, ip_proto: u8, ports: Option<(u16, u16)>) -> u32 {
         let mut rank = self.dscp_rank[usize::from(dscp) % DSCPS];
         if let Some((src, dst)) = ports.filter(|_| ip_proto == IPPROTO_UDP || ip_proto == IPPROTO_TCP) {
@@ -66,6 +67,15 @@ impl ClassifierTables {
             u32::from(self.lane_of_rule[(MAX_RULES - usize::from(rank)) % MAX_RULES])
         };
         if (lane as usize) < crate::MAX_LANES { lane } else { 0 }
+    }
+
+    /// The lane the kernel gives a pure TCP ACK (no payload; no SYN, FIN or RST) whose
+    /// rules give `lane`: the ACK lane when that is more urgent, as `bx_lane_of` decides.
+    pub fn pure_ack_lane(&self, lane: u32) -> u32 {
+        match self.ack_lane.checked_sub(1) {
+            Some(ack) if ack < lane => ack,
+            _ => lane,
+        }
     }
 }
 
@@ -98,6 +108,16 @@ mod tests {
         let mut set = RuleSet { count: rules.len() as u32, default_lane, ..Default::default() };
         set.rules[..rules.len()].copy_from_slice(rules);
         ClassifierTables::compile(&set)
+    }
+
+    #[test]
+    fn a_pure_ack_takes_the_ack_lane_only_when_more_urgent() {
+        let mut rules = RuleSet { count: 0, default_lane: 2, ack_lane: Some(1), ..Default::default() };
+        let t = ClassifierTables::compile(&rules);
+        assert_eq!((t.ack_lane, t.pure_ack_lane(2), t.pure_ack_lane(1), t.pure_ack_lane(0)), (2, 1, 1, 0));
+        rules.ack_lane = None;
+        let t = ClassifierTables::compile(&rules);
+        assert_eq!((t.ack_lane, t.pure_ack_lane(2)), (0, 2), "none: every ACK keeps its lane");
     }
 
     #[test]

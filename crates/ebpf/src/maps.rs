@@ -61,18 +61,22 @@ pub struct RuleSet {
     pub count: u32,
     /// The lane of packets no rule matches.
     pub default_lane: u32,
+    /// The lane of pure TCP ACKs whose rules give a less urgent one, if any.
+    pub ack_lane: Option<u32>,
     /// The rules, first match wins.
     pub rules: [Rule; MAX_RULES],
 }
 
 /// `struct bx_classifier`: the rules compiled into tables indexed by what a packet
-/// carries (see `bauxite.h`): 262 276 bytes, one map value, so a profile's rules are
+/// carries (see `bauxite.h`): 262 280 bytes, one map value, so a profile's rules are
 /// replaced in one map update.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClassifierTables {
     /// The lane of packets no rule matches.
     pub default_lane: u32,
+    /// The lane of pure TCP ACKs plus one (0: none), for ACKs whose lane is less urgent.
+    pub ack_lane: u32,
     /// By DSCP: the rank (`MAX_RULES - index`, 0 for none) of the first DSCP rule for it.
     pub dscp_rank: [u8; DSCPS],
     /// By rule index: the rule's lane.
@@ -166,7 +170,7 @@ impl ClassifierTables {
 
 impl Default for RuleSet {
     fn default() -> Self {
-        Self { count: 0, default_lane: 0, rules: [Rule::default(); MAX_RULES] }
+        Self { count: 0, default_lane: 0, ack_lane: None, rules: [Rule::default(); MAX_RULES] }
     }
 }
 

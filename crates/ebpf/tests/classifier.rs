@@ -318,3 +318,36 @@ fn the_gateway_program_drops_bulk_early_when_congested() {
     assert_eq!((gw[2].packets, gw[2].early_drops, gw[0].packets), (2, 1, 1));
     assert_eq!(dp.maps.stats().unwrap()[2].packets, 0, "egress counters are separate");
 }
+
+/// With an ACK lane (telemetry here), a pure TCP ACK of the bulk lane (a download's ACK
+/// leaving beside an upload) takes it; an ACK that carries data, a SYN-ACK, a FIN, an
+/// RST and an ACK of a more urgent lane keep their own lanes. Without one, nothing moves.
+#[test]
+fn pure_acks_take_the_ack_lane_when_theirs_is_less_urgent() {
+    if !root_or_skip("pure_acks_take_the_ack_lane_when_theirs_is_less_urgent") {
+        return;
+    }
+    let mut dp = robot_datapath();
+    let pure_ack =
+        |ipv6: bool, v6_extensions: Vec<u8>| FrameSpec { ipv6, v6_extensions, payload: 0, ..tcp(40000, 8080, 0x10) };
+    assert_eq!(priority_of(&mut dp, &pure_ack(false, vec![]).build()), BULK, "no ACK lane: no change");
+    let mut set = dp.maps.rules().unwrap();
+    set.ack_lane = Some(1);
+    set.rules[4] = port_rule(0, TCP, 9000, 9000); // a critical TCP flow
+    set.count = 5;
+    dp.maps.set_rules(&set).unwrap();
+    for ipv6 in [false, true] {
+        let extensions = if ipv6 { vec![V6_HOP_BY_HOP, V6_DEST_OPTS] } else { vec![] };
+        for spec in [pure_ack(ipv6, vec![]), pure_ack(ipv6, extensions)] {
+            assert_eq!(priority_of(&mut dp, &spec.build()), TELEMETRY, "{spec:?}");
+        }
+        let with = |flags: u8, payload: usize| FrameSpec { ipv6, payload, ..tcp(40000, 8080, flags) }.build();
+        assert_eq!(priority_of(&mut dp, &with(0x10, 1)), BULK, "ipv6={ipv6}: one byte of data");
+        assert_eq!(priority_of(&mut dp, &with(0x12, 0)), BULK, "ipv6={ipv6}: SYN-ACK");
+        assert_eq!(priority_of(&mut dp, &with(0x11, 0)), BULK, "ipv6={ipv6}: FIN-ACK");
+        assert_eq!(priority_of(&mut dp, &with(0x14, 0)), BULK, "ipv6={ipv6}: RST-ACK");
+        assert_eq!(priority_of(&mut dp, &with(0x00, 0)), BULK, "ipv6={ipv6}: no ACK flag");
+        let critical_ack = FrameSpec { ipv6, payload: 0, ..tcp(40000, 9000, 0x10) }.build();
+        assert_eq!(priority_of(&mut dp, &critical_ack), CRITICAL, "ipv6={ipv6}: never less urgent");
+    }
+}

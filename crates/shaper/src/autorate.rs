@@ -32,7 +32,7 @@ use bauxite_core::{ICMP_PROBE_DSCP, Reflector};
 use bauxite_sys::{monotonic_ns, realtime_ns, rx_time};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
-pub use bauxite_control::{CountedAt, RateController};
+pub use bauxite_control::{CountedAt, OneWayDelays, RateController};
 
 use crate::ShaperError;
 use crate::reflect::ProbeKey;
@@ -42,8 +42,13 @@ use crate::reflect::ProbeKey;
 pub struct RttSample {
     /// Which reflector answered: its index in the profile's list.
     pub path: usize,
+    /// When the probe left (`CLOCK_MONOTONIC` ns).
+    pub sent_ns: u64,
     /// When the answer arrived (`CLOCK_MONOTONIC` ns).
     pub received_ns: u64,
+    /// When the reflector received the probe, on its own clock (ns; `bauxite reflect`
+    /// of this build or later), which splits the round trip into its two ways.
+    pub reflected_ns: Option<u64>,
     /// The round-trip time.
     pub rtt: Duration,
 }
@@ -95,9 +100,10 @@ impl Wire {
     fn request(&self, seq: u32, now_ns: u64) -> (Vec<u8>, u64) {
         match self {
             Wire::Bauxite(key) => {
-                let request =
-                    probe::Repr { kind: Kind::EchoRequest, tagged: key.is_some(), stream: 0, seq, sent_ns: now_ns };
-                let mut bytes = request.to_vec(0);
+                let tagged = key.is_some();
+                let request = probe::Repr { kind: Kind::EchoRequest, tagged, stream: 0, seq, sent_ns: now_ns };
+                // Room for the reflector's receive time in the reply.
+                let mut bytes = request.to_vec(probe::request_len_with_receive_time(tagged));
                 if let Some(key) = key {
                     key.sign(&mut Packet::new_unchecked(&mut bytes[..]));
                 }
@@ -122,9 +128,10 @@ impl Wire {
         }
     }
 
-    /// The probe number and the token a received datagram answers with (a raw IPv4
-    /// socket receives the IP header too).
-    fn answer(&self, datagram: &[u8]) -> Result<(u32, u64), NoAnswer> {
+    /// The probe number and the token a received datagram answers with, and the
+    /// reflector's receive time when the reply carries one (a raw IPv4 socket
+    /// receives the IP header too).
+    fn answer(&self, datagram: &[u8]) -> Result<(u32, u64, Option<u64>), NoAnswer> {
         let other = |_| NoAnswer::Other;
         match self {
             Wire::Bauxite(key) => {
@@ -136,7 +143,7 @@ impl Wire {
                 if key.as_ref().is_some_and(|key| !key.verify(&packet)) {
                     return Err(NoAnswer::BadKey);
                 }
-                Ok((reply.seq, reply.sent_ns))
+                Ok((reply.seq, reply.sent_ns, packet.receive_time_ns()))
             }
             &Wire::Echo { family, id: own } => {
                 let message = match family {
@@ -145,14 +152,15 @@ impl Wire {
                 };
                 match message.map_err(other)? {
                     icmp::Message::Echo { reply: true, id, seq, sent_ns } if id == own && sent_ns != 0 => {
-                        Ok((seq.into(), sent_ns))
+                        Ok((seq.into(), sent_ns, None))
                     }
                     _ => Err(NoAnswer::Other),
                 }
             }
             &Wire::Timestamp { id: own } => match icmp::parse_ipv4_datagram(datagram).map_err(other)? {
+                // Its receive time is whole milliseconds: too coarse to split a round trip.
                 icmp::Message::Timestamp { reply: true, id, seq, originate_ms, .. } if id == own => {
-                    Ok((seq.into(), timestamp_token(seq, originate_ms)))
+                    Ok((seq.into(), timestamp_token(seq, originate_ms), None))
                 }
                 _ => Err(NoAnswer::Other),
             },
@@ -277,7 +285,7 @@ fn receive_replies(
     while !stop.load(Ordering::Relaxed) {
         match rx_time::recv(socket, &mut buffer) {
             Ok((n, stamp)) => {
-                let (seq, token) = match wire.answer(&buffer[..n]) {
+                let (seq, token, reflected_ns) = match wire.answer(&buffer[..n]) {
                     Ok(answer) => answer,
                     Err(NoAnswer::BadKey) if !warned => {
                         tracing::warn!(
@@ -291,7 +299,7 @@ fn receive_replies(
                 let Some(sent_ns) = take_in_flight(in_flight, seq, token) else { continue };
                 let received_ns = stamp.unwrap_or_else(monotonic_ns);
                 let rtt = Duration::from_nanos(received_ns.saturating_sub(sent_ns));
-                if samples.send(RttSample { path, received_ns, rtt }).is_err() {
+                if samples.send(RttSample { path, sent_ns, received_ns, reflected_ns, rtt }).is_err() {
                     return;
                 }
             }
@@ -435,12 +443,25 @@ mod tests {
     }
 
     #[test]
+    fn bauxite_reflect_answers_with_its_receive_time_signed_or_not() {
+        for key in [None, Some(ProbeKey::new(b"0123456789abcdef0123456789abcdef").unwrap())] {
+            let wire = Wire::Bauxite(key.clone());
+            let (mut datagram, token) = wire.request(11, 1_000);
+            let options = crate::reflect::ReflectorOptions { key: key.clone(), ..Default::default() };
+            let mut reflector = crate::reflect::Reflector::new(options);
+            let from: SocketAddr = "127.0.0.1:40000".parse().unwrap();
+            reflector.answer(&mut datagram, from, Duration::from_nanos(777_000)).expect("answered");
+            assert_eq!(wire.answer(&datagram), Ok((11, token, Some(777_000))), "signed: {}", key.is_some());
+        }
+    }
+
+    #[test]
     fn an_icmp_prober_reads_only_replies_to_its_own_identifier() {
         let wire = Wire::Echo { family: Family::V6, id: 77 };
         let (request, token) = wire.request(5, 1_000);
         assert_eq!(wire.answer(&request), Err(NoAnswer::Other), "its own request, seen on loopback");
         let reply = |id| icmp::Message::Echo { reply: true, id, seq: 5, sent_ns: 1_000 }.emit(Family::V6);
-        assert_eq!(wire.answer(&reply(77)), Ok((5, token)));
+        assert_eq!(wire.answer(&reply(77)), Ok((5, token, None)), "an echo has no receive time");
         assert_eq!(wire.answer(&reply(78)), Err(NoAnswer::Other), "another prober's");
         let stamp = Wire::Timestamp { id: 9 };
         let (request, token) = stamp.request(70_000, 0);
@@ -457,7 +478,7 @@ mod tests {
         };
         let mut datagram = vec![0x45, 0, 0, 40, 0, 0, 0, 0, 64, 1, 0, 0, 127, 0, 0, 1, 127, 0, 0, 1];
         datagram.extend_from_slice(&reply.emit(Family::V4));
-        assert_eq!(stamp.answer(&datagram), Ok((70_000u32 as u16 as u32, token)));
+        assert_eq!(stamp.answer(&datagram), Ok((70_000u32 as u16 as u32, token, None)), "whole ms: none");
     }
 
     #[test]

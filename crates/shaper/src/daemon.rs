@@ -15,7 +15,7 @@ use bauxite_ebpf::{AttachRequest, Control, Datapath, LaneStats, TC_PROGRAM, TcAt
 use bauxite_sys::{Netns, monotonic_ns};
 use tracing::{debug, error, info, warn};
 
-use crate::autorate::{CountedAt, Probers, RateController, RttSample};
+use crate::autorate::{CountedAt, OneWayDelays, Probers, RateController, RttSample};
 use crate::reflect::{ProbeKey, key_of};
 use crate::reload::{self, Reload};
 
@@ -516,6 +516,7 @@ impl<'a> ControlLoop<'a> {
                         .counted_at(counted_at),
                     probers,
                     samples: rx,
+                    one_way: OneWayDelays::default(),
                     silent: false,
                     switched_at: None,
                     clock_origin_ns: monotonic_ns(),
@@ -758,6 +759,11 @@ impl<'a> ControlLoop<'a> {
             if let Some(histogram) = &self.pre.probe_rtt {
                 histogram.observe(sample.rtt.as_secs_f64());
             }
+            if let Some(reflected_ns) = sample.reflected_ns {
+                let queues = auto.one_way.on_answer(sample.sent_ns, reflected_ns, sample.received_ns);
+                // The other way's queue is the other direction's shaper's to act on.
+                auto.controller.on_other_way(if self.pre.ingress { queues.out } else { queues.back });
+            }
             let received = auto.controller_time(sample.received_ns);
             new_rate = auto.controller.on_answer(received.saturating_sub(sample.rtt), received).or(new_rate);
             tracing::debug!(
@@ -781,6 +787,8 @@ impl<'a> ControlLoop<'a> {
             let silent_one = auto.probers.active();
             if let Some(standby) = auto.probers.switch(read_ns) {
                 auto.controller.on_new_path(now);
+                auto.one_way = OneWayDelays::default();
+                auto.controller.on_other_way(Duration::ZERO);
                 auto.switched_at = Some(now);
                 self.state.snapshot.reflector = Some(standby.to_string());
                 warn!(
@@ -898,6 +906,9 @@ struct AutoRate {
     /// Sends the probes, at the polls, to the active reflector and the standbys.
     probers: Probers,
     samples: Receiver<RttSample>,
+    /// Each way's queue from the active reflector's receive times (a new one after a
+    /// switch: another reflector has another clock).
+    one_way: OneWayDelays,
     /// Whether the silence warning was said for the silence going on (the log says
     /// each change).
     silent: bool,
@@ -918,7 +929,9 @@ impl AutoRate {
 /// Puts the auto-rate probes in the most urgent lane, ahead of every other rule, so
 /// that they measure the link's queue and not Bauxite's: a rule per UDP port of a
 /// `bauxite reflect` reflector, and one for [`ICMP_PROBE_DSCP`] if any reflector is
-/// ICMP (which has no ports). Returns the reflectors.
+/// ICMP (which has no ports). Either side of the port: the downlink's shaper sees the
+/// answers, which come from it (in the default lane they waited behind whatever the
+/// downlink's shaper held there, and read as the link's queue). Returns the reflectors.
 fn with_probe_rules(profile: &mut ValidatedProfile) -> Result<Vec<Reflector>, ShaperError> {
     let reflectors = profile.reflectors().to_vec();
     let mut rules: Vec<Match> = Vec::new();
@@ -926,7 +939,7 @@ fn with_probe_rules(profile: &mut ValidatedProfile) -> Result<Vec<Reflector>, Sh
         let rule = match reflector {
             Reflector::Bauxite(addr) => {
                 let ports = PortRange { first: addr.port(), last: addr.port() };
-                Match::Port { protocol: Protocol::Udp, ports, side: PortSide::Dst }
+                Match::Port { protocol: Protocol::Udp, ports, side: PortSide::Either }
             }
             Reflector::IcmpEcho(_) | Reflector::IcmpTimestamp(_) => {
                 Match::Dscp(Dscp::new(ICMP_PROBE_DSCP).expect("CS6 is a DSCP"))

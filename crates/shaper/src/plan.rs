@@ -47,6 +47,7 @@ pub fn rule_set(profile: &ValidatedProfile) -> RuleSet {
     let mut set = RuleSet {
         count: profile.rules.len() as u32,
         default_lane: profile.default_lane_index() as u32,
+        ack_lane: profile.ack_lane_index().map(|lane| lane as u32),
         ..Default::default()
     };
     for (slot, (lane, matches)) in set.rules.iter_mut().zip(profile.resolved_rules()) {
@@ -103,7 +104,7 @@ mod tests {
         assert_eq!(tree.leaves.iter().map(|l| l.prio).collect::<Vec<_>>(), [0, 1, 2]);
 
         let rules = rule_set(&p.clone().validate().unwrap());
-        assert_eq!((rules.count, rules.default_lane), (3, 1));
+        assert_eq!((rules.count, rules.default_lane, rules.ack_lane), (3, 1, Some(1)));
         assert_eq!((rules.rules[0].port_first, rules.rules[0].port_last, rules.rules[0].ip_proto), (7400, 7401, 17));
         assert_eq!((rules.rules[2].port_first, rules.rules[2].ip_proto, rules.rules[2].lane), (8080, 6, 2));
 
@@ -118,6 +119,7 @@ mod tests {
         p.lanes[0].dscp_mark = bauxite_core::Dscp::new(46);
         let rules = rule_set(&p.clone().validate().unwrap());
         assert_eq!((rules.rules[0].kind, rules.rules[0].dscp, rules.rules[0].lane), (RULE_DSCP, 36, 0));
+        assert_eq!(rules.ack_lane, None, "the orchestrator moves no ACKs");
         let lane = lane_policy(&p, 0);
         assert_eq!((lane.mark_dscp, lane.dscp), (1, 46));
     }

@@ -335,6 +335,9 @@ impl Reflector {
             return Err(Refusal::RateLimited);
         }
         packet.set_kind(Kind::EchoReply);
+        // Where the request has room: when it arrived, so that the prober can tell the
+        // two ways' queues apart (`now`'s offset from its clock cancels out there).
+        packet.set_receive_time_ns(now.as_nanos() as u64);
         if let Some(key) = &self.options.key {
             key.sign(&mut packet);
         }

@@ -54,6 +54,7 @@ fn random_profile(rng: &mut SplitMix64) -> ValidatedProfile {
         .map(|i| bauxite_core::Lane { name: format!("lane{i}"), share: 1.0 / LANES as f64, ..template.clone() })
         .collect();
     p.default_lane = format!("lane{}", rng.below(LANES as u64));
+    p.ack_lane = (rng.below(2) == 0).then(|| format!("lane{}", rng.below(LANES as u64)));
     let count = match rng.below(4) {
         0 => MAX_RULES,
         1 => rng.below(4) as usize,
@@ -65,9 +66,10 @@ fn random_profile(rng: &mut SplitMix64) -> ValidatedProfile {
     p.validate().unwrap_or_else(|e| panic!("a random profile is valid: {e}"))
 }
 
-/// A random well-formed frame, what core's matcher sees in it, and the ports the
-/// kernel reads (none for other protocols and later fragments).
-fn random_packet(rng: &mut SplitMix64) -> (FrameSpec, PacketKey, Option<(u16, u16)>) {
+/// A random well-formed frame, what core's matcher sees in it, the ports the kernel
+/// reads (none for other protocols and later fragments), and whether it is a pure TCP
+/// ACK (a whole TCP header with the ACK flag and no payload).
+fn random_packet(rng: &mut SplitMix64) -> (FrameSpec, PacketKey, Option<(u16, u16)>, bool) {
     let ipv6 = rng.below(2) == 1;
     let icmp = if ipv6 { 58 } else { 1 };
     let protocol = pick(rng, &[UDP, UDP, TCP, TCP, icmp, 47]);
@@ -80,8 +82,8 @@ fn random_packet(rng: &mut SplitMix64) -> (FrameSpec, PacketKey, Option<(u16, u1
         protocol,
         sport: port(rng),
         dport: port(rng),
-        tcp_flags: 0x10,
-        payload: 16,
+        tcp_flags: pick(rng, &[0x10, 0x10, 0x18, 0x12]),
+        payload: pick(rng, &[16, 0]),
         fragment_offset,
         more_fragments: fragment_offset == Some(0),
         v6_extensions: if ipv6 {
@@ -96,12 +98,24 @@ fn random_packet(rng: &mut SplitMix64) -> (FrameSpec, PacketKey, Option<(u16, u1
     // Port 0 is no rule's (core refuses it in a range): the key of a packet without ports.
     let (src_port, dst_port) = ports.unwrap_or((0, 0));
     let key = PacketKey { ip_proto: protocol, src_port, dst_port, dscp: spec.dscp };
-    (spec, key, ports)
+    let pure_ack = protocol == TCP && has_ports && spec.payload == 0 && spec.tcp_flags & 0x17 == 0x10;
+    (spec, key, ports, pure_ack)
 }
 
-/// The index of the lane core's first-match semantics gives `key`.
-fn lane_index(profile: &ValidatedProfile, key: &PacketKey) -> usize {
-    profile.lane_of(key)
+/// The index of the lane core's first-match semantics gives `key`; a pure TCP ACK then
+/// takes `ack_lane` if that is more urgent.
+fn lane_index(profile: &ValidatedProfile, key: &PacketKey, pure_ack: bool) -> usize {
+    let lane = profile.lane_of(key);
+    match profile.ack_lane_index() {
+        Some(ack) if pure_ack && ack < lane => ack,
+        _ => lane,
+    }
+}
+
+/// The lane the Rust mirror of the kernel's lookup gives.
+fn mirror_lane(tables: &ClassifierTables, key: &PacketKey, ports: Option<(u16, u16)>, pure_ack: bool) -> usize {
+    let lane = tables.lane(key.dscp, key.ip_proto, ports);
+    (if pure_ack { tables.pure_ack_lane(lane) } else { lane }) as usize
 }
 
 fn live(dp: &mut Datapath) {
@@ -128,11 +142,11 @@ fn the_tables_give_the_first_match_verdicts_of_the_linear_scan() {
         let gateway_before = dp.maps.gateway_stats().unwrap();
         let mut expected_per_lane = [0u64; LANES];
         for packet_no in 0..PACKETS_PER_PROFILE {
-            let (spec, key, ports) = random_packet(&mut rng);
-            let expected = lane_index(&profile, &key);
+            let (spec, key, ports, pure_ack) = random_packet(&mut rng);
+            let expected = lane_index(&profile, &key, pure_ack);
             let case = || format!("profile {profile_no}, packet {packet_no}: {spec:?}\nrules: {:?}", profile.rules);
             assert_eq!(
-                tables.lane(key.dscp, key.ip_proto, ports) as usize,
+                mirror_lane(&tables, &key, ports, pure_ack),
                 expected,
                 "the Rust mirror of the lookup, {}",
                 case()
@@ -159,9 +173,14 @@ fn the_compiled_tables_agree_with_first_match_without_the_kernel() {
         let profile = random_profile(&mut rng);
         let tables = ClassifierTables::compile(&rule_set(&profile));
         for _ in 0..500 {
-            let (_, key, ports) = random_packet(&mut rng);
-            let lane = tables.lane(key.dscp, key.ip_proto, ports) as usize;
-            assert_eq!(lane, lane_index(&profile, &key), "profile {profile_no}: {key:?}\nrules: {:?}", profile.rules);
+            let (_, key, ports, pure_ack) = random_packet(&mut rng);
+            let lane = mirror_lane(&tables, &key, ports, pure_ack);
+            let expected = lane_index(&profile, &key, pure_ack);
+            assert_eq!(
+                lane, expected,
+                "profile {profile_no}: {key:?}, pure ACK {pure_ack}\nrules: {:?}",
+                profile.rules
+            );
         }
     }
 }

@@ -174,3 +174,26 @@ fn the_link_rate_changes_at_most_once_per_poll_and_tc() {
     let closest = changes.windows(2).map(|w| w[1] - w[0]).min().unwrap();
     assert!(closest >= poll + 3_000_000, "two changes {closest} ns apart: {changes:?}");
 }
+
+/// `--link up=…,down=…`: the other way's delay is the return path's. On a fast link with
+/// no delay of its own, the first key frame (several initial windows of segments) takes
+/// a few ACK round trips, so the return path's 200 ms shows in its delivery, and
+/// without it the frame arrives within a few milliseconds.
+#[test]
+fn the_return_paths_delay_is_the_other_ways() {
+    let fast = LinkConfig { rate: LinkRate::Constant(BitRate::from_bps(50 * MBIT)), ..LinkConfig::default() };
+    let config = |reverse_delay| RobotConfig {
+        link: fast.clone(),
+        timeline: Timeline::default(),
+        reverse_delay,
+        ..step_drop(RateMode::Fixed(BitRate::from_bps(50 * MBIT)), 2)
+    };
+    let first_frame_ms = |reverse_delay| {
+        let trace = run_phase(&config(reverse_delay), Phase::Standard);
+        let frame = trace.frames.first().expect("a frame arrives");
+        (frame.arrived_ns - frame.capture_ns) as f64 / 1e6
+    };
+    let (alone, behind_200ms) = (first_frame_ms(None), first_frame_ms(Some(Duration::from_millis(200))));
+    assert!(alone < 20.0, "no delay either way: {alone} ms");
+    assert!(behind_200ms >= 200.0, "at least one round trip of 200 ms: {behind_200ms} ms");
+}

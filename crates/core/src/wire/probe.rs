@@ -20,7 +20,13 @@
 //! | 8..12 | sequence number in the stream |
 //! | 12..20 | send time, `CLOCK_MONOTONIC` ns |
 //! | 20..52 | the tag (HMAC-SHA256 over [`Packet::authenticated_parts`]), when flagged |
+//! | next 8 | in a reply flagged [`FLAG_RECEIVE_TIME`]: when the reflector received the request, its own monotonic clock, ns |
 //! | … | padding up to the message's size |
+//!
+//! A request with room after the header (and tag) for the receive time gets it in its
+//! reply: with it the prober splits the round trip into its two ways' queueing (the
+//! reflector's clock has an unknown offset, which each way's least delay takes away).
+//! A reflector of an older build leaves the room as it was and the flag clear.
 
 use super::{WireError, array, check_len};
 
@@ -34,6 +40,15 @@ pub const HEADER_LEN: usize = 20;
 pub const TAG_LEN: usize = 32;
 /// The flag bit that says a tag follows the header.
 pub const FLAG_TAGGED: u8 = 0x01;
+/// The flag bit that says the reflector's receive time follows the header and tag.
+pub const FLAG_RECEIVE_TIME: u8 = 0x02;
+/// Bytes of the reflector's receive time.
+pub const RECEIVE_TIME_LEN: usize = 8;
+
+/// The length of a request that leaves its reply room for the reflector's receive time.
+pub const fn request_len_with_receive_time(tagged: bool) -> usize {
+    HEADER_LEN + if tagged { TAG_LEN } else { 0 } + RECEIVE_TIME_LEN
+}
 
 const WHAT: &str = "probe";
 
@@ -150,6 +165,19 @@ impl<T: AsRef<[u8]>> Packet<T> {
         u64::from_be_bytes(array(self.buffer.as_ref(), field::SENT_NS))
     }
 
+    /// Where the receive time goes: after the header and the tag, if there is one.
+    fn receive_time_at(&self) -> usize {
+        HEADER_LEN + if self.tagged() { TAG_LEN } else { 0 }
+    }
+
+    /// The reflector's receive time (its own monotonic clock, ns), in a reply flagged
+    /// [`FLAG_RECEIVE_TIME`] long enough to hold it.
+    pub fn receive_time_ns(&self) -> Option<u64> {
+        let at = self.receive_time_at();
+        let bytes = self.buffer.as_ref().get(at..at + RECEIVE_TIME_LEN)?;
+        (self.flags() & FLAG_RECEIVE_TIME != 0).then(|| u64::from_be_bytes(bytes.try_into().expect("8 bytes")))
+    }
+
     /// The authentication tag, when flagged.
     pub fn tag(&self) -> Option<&[u8]> {
         self.tagged().then(|| &self.buffer.as_ref()[field::TAG])
@@ -164,6 +192,17 @@ impl<T: AsRef<[u8]>> Packet<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    /// Writes the reflector's receive time and its flag, if the message has room for it
+    /// after the header and tag; returns whether it had (before signing: the tag covers it).
+    pub fn set_receive_time_ns(&mut self, ns: u64) -> bool {
+        let at = self.receive_time_at();
+        let Some(slot) = self.buffer.as_mut().get_mut(at..at + RECEIVE_TIME_LEN) else { return false };
+        slot.copy_from_slice(&ns.to_be_bytes());
+        let flags = self.flags() | FLAG_RECEIVE_TIME;
+        self.set_flags(flags);
+        true
+    }
+
     /// Writes the magic and this build's version.
     pub fn set_magic_and_version(&mut self) {
         let bytes = self.buffer.as_mut();
@@ -233,7 +272,7 @@ impl Repr {
             field: "kind",
             value: u64::from(packet.kind_byte()),
         })?;
-        if packet.flags() & !FLAG_TAGGED != 0 {
+        if packet.flags() & !(FLAG_TAGGED | FLAG_RECEIVE_TIME) != 0 {
             return Err(WireError::BadField { what: WHAT, field: "flags", value: u64::from(packet.flags()) });
         }
         Ok(Self {
@@ -285,6 +324,28 @@ mod tests {
 
     fn repr(kind: Kind, tagged: bool) -> Repr {
         Repr { kind, tagged, stream: 7401, seq: 42, sent_ns: 123_456_789_012 }
+    }
+
+    #[test]
+    fn a_reply_with_room_carries_the_reflectors_receive_time_inside_what_the_tag_covers() {
+        for tagged in [false, true] {
+            let request = repr(Kind::EchoRequest, tagged);
+            let mut bytes = request.to_vec(request_len_with_receive_time(tagged));
+            let mut packet = Packet::new_checked(&mut bytes[..]).unwrap();
+            assert_eq!(packet.receive_time_ns(), None, "a request carries none");
+            assert!(packet.set_receive_time_ns(987_654_321));
+            assert_eq!(packet.receive_time_ns(), Some(987_654_321));
+            let parsed = Repr::parse(&packet).unwrap();
+            assert_eq!((parsed.seq, parsed.tagged, parsed.sent_ns), (42, tagged, 123_456_789_012));
+            let [header, rest] = packet.authenticated_parts();
+            let covered: Vec<u8> = header.iter().chain(rest).copied().collect();
+            assert!(covered.windows(8).any(|w| w == 987_654_321u64.to_be_bytes()), "tagged={tagged}");
+            // An older prober's request has no room: nothing is written, nothing flagged.
+            let mut short = request.to_vec(0);
+            let mut packet = Packet::new_checked(&mut short[..]).unwrap();
+            assert!(!packet.set_receive_time_ns(5));
+            assert_eq!((packet.receive_time_ns(), packet.flags() & FLAG_RECEIVE_TIME), (None, 0));
+        }
     }
 
     #[test]

@@ -31,6 +31,7 @@
 
 struct bx_classifier {
 	__u32 default_lane;              /* the lane of packets no rule matches */
+	__u32 ack_lane;                  /* pure TCP ACKs' lane plus one (0: none), see bx_lane_of */
 	__u8 dscp_rank[BX_DSCPS];        /* by the packet's DSCP, IPv4 and IPv6 */
 	__u8 lane_of_rule[BX_MAX_RULES]; /* by rule index (BX_MAX_RULES - rank) */
 	__u8 port_rank[2][2][BX_PORTS];  /* [UDP, TCP][destination, source][port] */

@@ -68,9 +68,11 @@ struct bx_packet {
 	__u8 ip_proto;
 	__u8 have_ports;   /* 0 for non-first fragments and truncated L4 headers */
 	__u8 tcp_control;  /* SYN, FIN or RST set: never early-dropped */
+	__u8 pure_ack;     /* a TCP ACK without payload (nor SYN, FIN, RST) */
 	__u8 odd;          /* truncated or unknown: the default lane */
 	__u16 sport;
 	__u16 dport;
+	__u32 l4_len;      /* the IP payload's length after the IP headers, from the IP header */
 };
 
 static __always_inline int bx_parse_l4(struct bx_packet *p, void *l4, void *data_end)
@@ -90,6 +92,7 @@ static __always_inline int bx_parse_l4(struct bx_packet *p, void *l4, void *data
 		p->dport = bpf_ntohs(tcp->dest);
 		p->have_ports = 1;
 		p->tcp_control = tcp->syn || tcp->fin || tcp->rst;
+		p->pure_ack = tcp->ack && !p->tcp_control && p->l4_len == (__u32)tcp->doff * 4;
 	}
 	return 0;
 }
@@ -141,6 +144,9 @@ static __always_inline void bx_parse_ipv6(struct bx_packet *p, void *cursor, voi
 		}
 	}
 	p->ip_proto = next;
+	__u32 headers = (__u8 *)cursor - (__u8 *)(ip6 + 1);
+	__u32 payload = bpf_ntohs(ip6->payload_len);
+	p->l4_len = payload > headers ? payload - headers : 0;
 	if (bx_parse_l4(p, cursor, data_end) < 0)
 		p->odd = 1;
 }
@@ -190,6 +196,8 @@ static __always_inline void bx_parse(struct bx_packet *p, void *data, void *data
 		p->ip_proto = ip->protocol;
 		if (bpf_ntohs(ip->frag_off) & 0x1fff)
 			return; /* a later fragment: no transport header */
+		__u32 total = bpf_ntohs(ip->tot_len);
+		p->l4_len = total > ip->ihl * 4u ? total - ip->ihl * 4u : 0;
 		if (bx_parse_l4(p, (__u8 *)ip + ip->ihl * 4, data_end) < 0)
 			p->odd = 1;
 	} else if (proto == bpf_htons(ETH_P_IPV6)) {
@@ -201,7 +209,11 @@ static __always_inline void bx_parse(struct bx_packet *p, void *data, void *data
 
 /* The lane of a parsed packet: the first matching rule's, else the default lane.
  * Three table reads whatever the rules (see struct bx_classifier): the first matching
- * rule is the one of highest rank among the packet's DSCP and port entries. */
+ * rule is the one of highest rank among the packet's DSCP and port entries. A pure TCP
+ * ACK whose lane is less urgent than the profile's ack_lane takes that lane instead: a
+ * download's ACKs then leave ahead of an upload's data, which would otherwise hold
+ * them (and the download's window) back by the upload's queue, as sqm-scripts'
+ * ACK prioritisation avoids too. */
 static __always_inline __u32 bx_lane_of(const struct bx_packet *p)
 {
 	__u32 zero = 0;
@@ -220,6 +232,8 @@ static __always_inline __u32 bx_lane_of(const struct bx_packet *p)
 		}
 		if (rank)
 			lane = c->lane_of_rule[(BX_MAX_RULES - rank) & (BX_MAX_RULES - 1)];
+		if (p->pure_ack && c->ack_lane && c->ack_lane - 1 < lane)
+			lane = c->ack_lane - 1;
 	}
 	return lane < BX_MAX_LANES ? lane : 0;
 }

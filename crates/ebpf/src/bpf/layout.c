@@ -22,6 +22,7 @@ int main(void)
 	CONST(BX_PORT_TABLE_SRC, PORT_TABLE_SRC);
 	SIZE(bx_classifier, ClassifierTables);
 	FIELD(bx_classifier, ClassifierTables, default_lane);
+	FIELD(bx_classifier, ClassifierTables, ack_lane);
 	FIELD(bx_classifier, ClassifierTables, dscp_rank);
 	FIELD(bx_classifier, ClassifierTables, lane_of_rule);
 	FIELD(bx_classifier, ClassifierTables, port_rank);
