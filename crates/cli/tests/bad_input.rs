@@ -178,7 +178,7 @@ fn demo_checks_its_rate_before_anything_runs() {
     assert!(stderr.contains("--rate: rate: 1bit is not between 64kbit and 100gbit"), "{stderr}");
     assert!(!out.exists(), "nothing written");
     let stderr = refused(&["demo", "--direction", "sideways", "--out", out.to_str().unwrap()]);
-    assert!(stderr.contains("`sideways` is not a direction: up or down"), "{stderr}");
+    assert!(stderr.contains("`sideways` is not a direction: up, down or both"), "{stderr}");
     assert!(!out.exists(), "nothing written");
 }
 
