@@ -1691,7 +1691,7 @@ _bauxite() {
             return 0
             ;;
         bauxite__subcmd__sim__subcmd__run)
-            opts="-h --scheduler --dscp --seed --start-jitter-ms --followers --bg-mbps --queue --duration --start --bg-flows --bg-payload --bg-start-offset-ms --limit-mode --device-queue --access-queue --bottleneck-mbps --bottleneck-delay-ms --access-mbps --access-delay-ms --control-bytes --control-pps --control-dscp --status-bytes --status-pps --status-dscp --telemetry-bytes --telemetry-pps --telemetry-dscp --bulk-bytes --bulk-pps --bulk-dscp --out --help"
+            opts="-h --scheduler --dscp --seed --start-jitter-ms --followers --bg-mbps --queue --duration --start --bg-flows --bg-payload --bg-start-offset-ms --limit-mode --device-queue --access-queue --bottleneck-mbps --bottleneck-delay-ms --access-mbps --follower-access-mbps --access-delay-ms --control-bytes --control-pps --control-dscp --status-bytes --status-pps --status-dscp --telemetry-bytes --telemetry-pps --telemetry-dscp --bulk-bytes --bulk-pps --bulk-dscp --bg-burst --deadline --out --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1769,6 +1769,10 @@ _bauxite() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --follower-access-mbps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --access-delay-ms)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1821,6 +1825,14 @@ _bauxite() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --bg-burst)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deadline)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --out)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1833,7 +1845,7 @@ _bauxite() {
             return 0
             ;;
         bauxite__subcmd__sim__subcmd__study)
-            opts="-h --family --schedulers --seeds --jobs --seed --start-jitter-ms --load-bg-mbps --follower-counts --queue-limits --shard --followers --bg-mbps --queue --duration --start --bg-flows --bg-payload --bg-start-offset-ms --limit-mode --device-queue --access-queue --bottleneck-mbps --bottleneck-delay-ms --access-mbps --access-delay-ms --control-bytes --control-pps --control-dscp --status-bytes --status-pps --status-dscp --telemetry-bytes --telemetry-pps --telemetry-dscp --bulk-bytes --bulk-pps --bulk-dscp --out --help"
+            opts="-h --family --schedulers --seeds --jobs --seed --start-jitter-ms --load-bg-mbps --follower-counts --queue-limits --access-values --burst-values --shard --followers --bg-mbps --queue --duration --start --bg-flows --bg-payload --bg-start-offset-ms --limit-mode --device-queue --access-queue --bottleneck-mbps --bottleneck-delay-ms --access-mbps --follower-access-mbps --access-delay-ms --control-bytes --control-pps --control-dscp --status-bytes --status-pps --status-dscp --telemetry-bytes --telemetry-pps --telemetry-dscp --bulk-bytes --bulk-pps --bulk-dscp --bg-burst --deadline --out --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1872,6 +1884,14 @@ _bauxite() {
                     return 0
                     ;;
                 --queue-limits)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --access-values)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --burst-values)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1935,6 +1955,10 @@ _bauxite() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --follower-access-mbps)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --access-delay-ms)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -1984,6 +2008,14 @@ _bauxite() {
                     return 0
                     ;;
                 --bulk-dscp)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bg-burst)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --deadline)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -161,7 +161,8 @@ complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_sub
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -l access-queue -d 'Drop-tail queue of the access links, packets' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -l bottleneck-mbps -d 'Bottleneck rate, Mbit/s' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -l bottleneck-delay-ms -d 'Bottleneck propagation delay, ms (at most one day)' -r
-complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -l access-mbps -d 'Access link rate, Mbit/s' -r
+complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -l access-mbps -d 'Access link rate, Mbit/s (every access link)' -r
+complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -l follower-access-mbps -d 'The followers\' access links\' rate, Mbit/s, if not --access-mbps (study: all but the access family)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -l access-delay-ms -d 'Access link propagation delay, ms (at most one day)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -l control-bytes -d 'Control payload, bytes' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -l control-pps -d 'Control packets/s per follower' -r
@@ -175,9 +176,11 @@ complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_sub
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -l bulk-bytes -d 'Bulk payload, bytes' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -l bulk-pps -d 'Bulk packets/s per follower' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -l bulk-dscp -d 'Bulk DSCP' -r
+complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -l bg-burst -d 'The background in on/off bursts of this many ms at twice --bg-mbps, each followed by a silence as long: the same mean rate (0: steady, the default; study: all but the burst family)' -r
+complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -l deadline -d 'An application deadline, `CLASS=MS` (control, status, telemetry, bulk; may be repeated): packets later than it count in `deadline_miss_pct` as lost (study: the deadline family\'s, instead of control 10, status 50, telemetry 200)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -l out -d 'Where results go' -r -F
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from run" -s h -l help -d 'Print help'
-complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l family -d 'Families: compare, load, followers, queue, or all (comma-separated)' -r
+complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l family -d 'Families: compare, load, followers, queue, access, burst, deadline, or all (comma-separated)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l schedulers -d 'Schedulers to compare (comma-separated); default the seed\'s five and drr' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l seeds -d 'Repetitions of each point with random start offsets; with more than one, figures are means with `_ci95` half-widths (and the start jitter must be above 0, or the repetitions would all be the same run). At most 1000, and at most a million flow records held over the whole study' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l jobs -d 'Worker threads (default: one per core; at most four per core)' -r
@@ -186,6 +189,8 @@ complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_sub
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l load-bg-mbps -d 'Background rates of the load sweep, Mbit/s per direction (comma-separated)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l follower-counts -d 'Follower counts of the follower sweep (comma-separated)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l queue-limits -d 'Queue limits of the queue sweep, packets (comma-separated)' -r
+complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l access-values -d 'The followers\' access-link rates of the access sweep, Mbit/s (comma-separated; default 1,2,5,10,100)' -r
+complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l burst-values -d 'Burst lengths of the burst sweep, ms (comma-separated; default 1,10,100,1000)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l shard -d 'Run only the K-th of N equal, contiguous slices of the study\'s runs (K from 0 to N-1) and write that shard\'s files; `bauxite sim merge` combines them' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l followers -d 'Followers, at most 16000 (study: the compare, load and queue families\' count)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l bg-mbps -d 'Background payload rate per direction, Mbit/s (study: all but the load family)' -r
@@ -200,7 +205,8 @@ complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_sub
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l access-queue -d 'Drop-tail queue of the access links, packets' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l bottleneck-mbps -d 'Bottleneck rate, Mbit/s' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l bottleneck-delay-ms -d 'Bottleneck propagation delay, ms (at most one day)' -r
-complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l access-mbps -d 'Access link rate, Mbit/s' -r
+complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l access-mbps -d 'Access link rate, Mbit/s (every access link)' -r
+complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l follower-access-mbps -d 'The followers\' access links\' rate, Mbit/s, if not --access-mbps (study: all but the access family)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l access-delay-ms -d 'Access link propagation delay, ms (at most one day)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l control-bytes -d 'Control payload, bytes' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l control-pps -d 'Control packets/s per follower' -r
@@ -214,6 +220,8 @@ complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_sub
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l bulk-bytes -d 'Bulk payload, bytes' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l bulk-pps -d 'Bulk packets/s per follower' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l bulk-dscp -d 'Bulk DSCP' -r
+complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l bg-burst -d 'The background in on/off bursts of this many ms at twice --bg-mbps, each followed by a silence as long: the same mean rate (0: steady, the default; study: all but the burst family)' -r
+complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l deadline -d 'An application deadline, `CLASS=MS` (control, status, telemetry, bulk; may be repeated): packets later than it count in `deadline_miss_pct` as lost (study: the deadline family\'s, instead of control 10, status 50, telemetry 200)' -r
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -l out -d 'Where results go' -r -F
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from study" -s h -l help -d 'Print help'
 complete -c bauxite -n "__fish_bauxite_using_subcommand sim; and __fish_seen_subcommand_from merge" -l out -d 'Where the merged results go (not one of the shards)' -r -F

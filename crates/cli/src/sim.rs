@@ -116,7 +116,7 @@ pub struct RunArgs {
 /// `bauxite sim study`.
 #[derive(Args, Debug)]
 pub struct StudyArgs {
-    /// Families: compare, load, followers, queue, or all (comma-separated).
+    /// Families: compare, load, followers, queue, access, burst, deadline, or all (comma-separated).
     #[arg(long, default_value = "all")]
     family: String,
     /// Schedulers to compare (comma-separated); default the seed's five and drr.
@@ -147,6 +147,13 @@ pub struct StudyArgs {
     /// Queue limits of the queue sweep, packets (comma-separated).
     #[arg(long, allow_negative_numbers = true, value_delimiter = ',')]
     queue_limits: Option<Vec<u32>>,
+    /// The followers' access-link rates of the access sweep, Mbit/s (comma-separated;
+    /// default 1,2,5,10,100).
+    #[arg(long, allow_negative_numbers = true, value_delimiter = ',')]
+    access_values: Option<Vec<f64>>,
+    /// Burst lengths of the burst sweep, ms (comma-separated; default 1,10,100,1000).
+    #[arg(long, allow_negative_numbers = true, value_delimiter = ',')]
+    burst_values: Option<Vec<f64>>,
     /// Run only the K-th of N equal, contiguous slices of the study's runs (K from
     /// 0 to N-1) and write that shard's files; `bauxite sim merge` combines them.
     #[arg(long, value_name = "K/N")]
@@ -200,9 +207,13 @@ struct ScenarioArgs {
     /// Bottleneck propagation delay, ms (at most one day).
     #[arg(long, allow_negative_numbers = true)]
     bottleneck_delay_ms: Option<f64>,
-    /// Access link rate, Mbit/s.
+    /// Access link rate, Mbit/s (every access link).
     #[arg(long, allow_negative_numbers = true)]
     access_mbps: Option<f64>,
+    /// The followers' access links' rate, Mbit/s, if not --access-mbps (study: all but
+    /// the access family).
+    #[arg(long, allow_negative_numbers = true)]
+    follower_access_mbps: Option<f64>,
     /// Access link propagation delay, ms (at most one day).
     #[arg(long, allow_negative_numbers = true)]
     access_delay_ms: Option<f64>,
@@ -242,6 +253,16 @@ struct ScenarioArgs {
     /// Bulk DSCP.
     #[arg(long, allow_negative_numbers = true)]
     bulk_dscp: Option<u8>,
+    /// The background in on/off bursts of this many ms at twice --bg-mbps, each followed
+    /// by a silence as long: the same mean rate (0: steady, the default; study: all but
+    /// the burst family).
+    #[arg(long, allow_negative_numbers = true, value_name = "MS")]
+    bg_burst: Option<f64>,
+    /// An application deadline, `CLASS=MS` (control, status, telemetry, bulk; may be
+    /// repeated): packets later than it count in `deadline_miss_pct` as lost (study:
+    /// the deadline family's, instead of control 10, status 50, telemetry 200).
+    #[arg(long, value_name = "CLASS=MS")]
+    deadline: Vec<String>,
 }
 
 impl ScenarioArgs {
@@ -265,6 +286,15 @@ impl ScenarioArgs {
             telemetry_dscp => telemetry.dscp,
             bulk_bytes => bulk.payload_bytes, bulk_pps => bulk.pps, bulk_dscp => bulk.dscp,
         );
+        if let Some(rate) = self.follower_access_mbps {
+            c.follower_access_mbps = Some(rate);
+        }
+        if let Some(ms) = self.bg_burst {
+            c.bg_burst_ms = ms;
+        }
+        for text in &self.deadline {
+            c.deadlines.set(text)?;
+        }
         if let Some(mode) = &self.limit_mode {
             c.limit_mode = mode.parse::<LimitScope>().map_err(|e| SimError::invalid("limit-mode", e.to_string()))?;
         }
@@ -312,6 +342,12 @@ pub fn run(command: SimCommand) -> Result<()> {
             }
             if let Some(v) = args.queue_limits {
                 study.queue_limits = v;
+            }
+            if let Some(v) = args.access_values {
+                study.access_mbps = v;
+            }
+            if let Some(v) = args.burst_values {
+                study.burst_ms = v;
             }
             if let Some(shard) = &args.shard {
                 return execute_shard(&study, shard.parse()?, &args.out);

@@ -1,11 +1,12 @@
-//! Constant-bit-rate UDP applications.
+//! Constant-bit-rate and on/off UDP applications.
 //!
 //! An application sends one UDP datagram of a fixed payload every interval from
 //! its start time until (not including) its stop time, all with the same DSCP
 //! mark. The k-th packet leaves at `start + k·interval`, computed from k rather
 //! than by adding intervals, so a 933 333.33 ns interval does not drift. The
 //! interval is kept in picoseconds: over a 20 s run the rounding moves no packet
-//! by more than a microsecond's fraction.
+//! by more than a microsecond's fraction. An on/off application ([`OnOff`]) sends
+//! its packets in bursts instead, at the same mean rate.
 
 use bauxite_qdisc::Nanos;
 
@@ -38,6 +39,23 @@ pub struct UdpApp {
     pub stop: Nanos,
     /// A label the caller uses to group flows (e.g. a traffic-class index).
     pub tag: u32,
+    /// Bursts instead of a steady rate (`interval_ps` is then not used).
+    pub on_off: Option<OnOff>,
+    /// The application's deadline: a packet later than this counts as missed.
+    pub deadline: Option<Nanos>,
+}
+
+/// Sending in bursts: `burst_packets` packets `gap_ps` apart, a burst every
+/// `period_ps`. The mean rate is `burst_packets` per period, the rate while on one
+/// per gap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OnOff {
+    /// Packets per burst, at least 1.
+    pub burst_packets: u64,
+    /// Time between a burst's packets, ps.
+    pub gap_ps: u64,
+    /// Time from one burst's start to the next's, ps.
+    pub period_ps: u64,
 }
 
 impl UdpApp {
@@ -63,10 +81,14 @@ impl UdpApp {
     /// If `interval_ps` is zero.
     pub fn send_time(&self, k: u64) -> Option<Nanos> {
         assert!(self.interval_ps > 0, "a UDP application needs a positive interval");
-        let offset = match k.checked_mul(self.interval_ps).and_then(|ps| ps.checked_add(500)) {
-            Some(ps) => ps / 1000,
-            None => ((k as u128 * self.interval_ps as u128 + 500) / 1000).min(u64::MAX as u128) as u64,
+        let offset_ps = match self.on_off {
+            None => k as u128 * self.interval_ps as u128,
+            Some(b) => {
+                let n = b.burst_packets.max(1);
+                (k / n) as u128 * b.period_ps as u128 + (k % n) as u128 * b.gap_ps as u128
+            }
         };
+        let offset = ((offset_ps + 500) / 1000).min(u64::MAX as u128) as u64;
         let t = self.start.saturating_add(offset);
         (t < self.stop).then_some(t)
     }
@@ -94,6 +116,8 @@ mod tests {
             start: 1_000_000_000,
             stop: 2_000_000_000,
             tag: 0,
+            on_off: None,
+            deadline: None,
         };
         assert_eq!(app.interval_ps, 933_333_333);
         assert_eq!(app.send_time(0), Some(1_000_000_000));
@@ -103,6 +127,33 @@ mod tests {
         assert_eq!(app.send_time(1072), None);
         assert_eq!(app.ip_len(), 1428);
         assert_eq!(UdpApp::interval_from_pps(200.0), 5_000_000_000);
+    }
+
+    #[test]
+    fn bursts_keep_the_mean_rate_and_send_at_twice_it_while_on() {
+        // 12 Mbit/s of 1400-byte payloads (one every 933.3 µs) in bursts of 10 ms:
+        // 21 packets 466.7 µs apart, a burst every 21 mean intervals (19.6 ms).
+        let interval_ps = UdpApp::interval_from_rate(1400, 12e6);
+        let app = UdpApp {
+            src: 0,
+            dst: 1,
+            src_port: 1,
+            dst_port: 2,
+            payload: 1400,
+            dscp: 0,
+            interval_ps,
+            start: 0,
+            stop: 10_000_000_000,
+            tag: 0,
+            on_off: Some(OnOff { burst_packets: 21, gap_ps: interval_ps / 2, period_ps: 21 * interval_ps }),
+            deadline: None,
+        };
+        assert_eq!(app.send_time(1), Some(466_667), "twice the rate within a burst");
+        assert_eq!(app.send_time(20), Some(9_333_333), "the burst's last packet");
+        assert_eq!(app.send_time(21), Some(19_600_000), "the next burst, a period after the first");
+        let sent = (0..).take_while(|&k| app.send_time(k).is_some()).count() as f64;
+        let mean_bps = sent * 1400.0 * 8.0 / 10.0;
+        assert!((mean_bps - 12e6).abs() < 12e6 * 0.003, "the mean rate is kept: {mean_bps}");
     }
 
     #[test]
@@ -119,6 +170,8 @@ mod tests {
             start: 0,
             stop: 1,
             tag: 0,
+            on_off: None,
+            deadline: None,
         };
         app.send_time(0);
     }

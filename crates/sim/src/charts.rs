@@ -125,6 +125,8 @@ pub fn write(dir: &Path, data: &ChartData) -> Result<Vec<PathBuf>, ChartError> {
         ("load", "background load per direction (Mbit/s)", &data.load_delay, &data.load_loss),
         ("followers", "followers", &data.followers_delay, &data.followers_loss),
         ("queue", "queue limit (packets)", &data.queue_delay, &data.queue_loss),
+        ("access", "followers' access link (Mbit/s)", &data.access_delay, &data.access_loss),
+        ("burst", "background burst length (ms; same mean rate)", &data.burst_delay, &data.burst_loss),
     ];
     for (name, x_label, delay, loss) in sweeps {
         if delay.is_empty() {
@@ -137,6 +139,17 @@ pub fn write(dir: &Path, data: &ChartData) -> Result<Vec<PathBuf>, ChartError> {
         files.extend(
             sweep(&format!("Control loss: {name} sweep"), x_label, "loss (%)", loss)
                 .write(&dir.join(format!("{name}_sweep_loss")))?,
+        );
+    }
+    if !data.deadline_miss.is_empty() {
+        files.extend(
+            sweep(
+                "Control packets lost or late for the deadline",
+                "background load per direction (Mbit/s)",
+                "missed (%)",
+                &data.deadline_miss,
+            )
+            .write(&dir.join("deadline_sweep_miss"))?,
         );
     }
     Ok(files)

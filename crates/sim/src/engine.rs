@@ -124,7 +124,7 @@ impl Simulator {
     /// Adds a UDP application and the monitored flow it creates; returns the flow index.
     pub fn add_app(&mut self, app: UdpApp) -> u32 {
         let key = FlowKey { src: app.src, dst: app.dst, src_port: app.src_port, dst_port: app.dst_port, protocol: UDP };
-        let flow = self.monitor.add(key, app.dscp, app.tag, app.active_ns());
+        let flow = self.monitor.add(key, app.dscp, app.tag, app.active_ns(), app.deadline);
         let index = self.apps.len() as u32;
         if let Some(t) = app.send_time(0) {
             self.events.schedule(t, Event::AppSend(index));

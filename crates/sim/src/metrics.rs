@@ -26,6 +26,8 @@ pub struct FlowRecord {
     pub dscp: u8,
     /// How long its source was sending.
     pub active_ns: Nanos,
+    /// Its application's deadline, if it has one.
+    pub deadline: Option<Nanos>,
     /// The flow monitor's counters.
     pub stats: FlowStats,
 }
@@ -72,6 +74,9 @@ pub struct ClassRow {
     pub jain_throughput: Option<f64>,
     /// Jain's index of the flows' inverse mean delays (flows that received anything).
     pub jain_inverse_delay: Option<f64>,
+    /// With a deadline: packets lost or later than it over packets sent, all flows
+    /// together, percent.
+    pub deadline_miss_pct: Option<f64>,
 }
 
 /// The figures of a class row, by column name, in column order.
@@ -115,6 +120,8 @@ pub fn class_rows(flows: &[FlowRecord]) -> Vec<ClassRow> {
             let jitters: Vec<f64> = members.iter().filter_map(|f| f.jitter_ms()).collect();
             let throughputs: Vec<f64> = members.iter().map(|f| f.throughput_mbps()).collect();
             let inverse: Vec<f64> = delays.iter().map(|d| 1.0 / d).collect();
+            let late: u64 = members.iter().map(|f| f.stats.late_packets).sum();
+            let has_deadline = members.iter().any(|f| f.deadline.is_some());
             Some(ClassRow {
                 class,
                 flows: members.len() as u64,
@@ -126,6 +133,8 @@ pub fn class_rows(flows: &[FlowRecord]) -> Vec<ClassRow> {
                 throughput_mbps: throughputs.iter().sum(),
                 jain_throughput: jain(&throughputs),
                 jain_inverse_delay: jain(&inverse),
+                deadline_miss_pct: has_deadline
+                    .then(|| if tx == 0 { 0.0 } else { 100.0 * (tx - rx + late) as f64 / tx as f64 }),
             })
         })
         .collect()
@@ -144,6 +153,7 @@ mod tests {
             dst_port: 2,
             dscp: 0,
             active_ns: 1_000_000_000,
+            deadline: None,
             stats: FlowStats {
                 tx_packets: tx,
                 rx_packets: rx,

@@ -73,6 +73,8 @@ pub struct FlowStats {
     pub time_first_rx: Option<Nanos>,
     /// When the last packet arrived.
     pub time_last_rx: Option<Nanos>,
+    /// Packets that arrived after the flow's deadline.
+    pub late_packets: u64,
 }
 
 impl FlowStats {
@@ -84,6 +86,13 @@ impl FlowStats {
     /// Lost packets as a percentage of sent ones (0 for a flow that sent nothing).
     pub fn loss_pct(&self) -> f64 {
         if self.tx_packets == 0 { 0.0 } else { 100.0 * self.lost_packets() as f64 / self.tx_packets as f64 }
+    }
+
+    /// Packets lost or late for a deadline, as a percentage of sent ones: a control
+    /// message that arrives late is as good as lost (0 for a flow that sent nothing).
+    pub fn deadline_miss_pct(&self) -> f64 {
+        let missed = self.lost_packets() + self.late_packets;
+        if self.tx_packets == 0 { 0.0 } else { 100.0 * missed as f64 / self.tx_packets as f64 }
     }
 
     /// Mean delay in nanoseconds (`None` when nothing arrived).
@@ -115,6 +124,8 @@ pub struct Flow {
     pub tag: u32,
     /// Source stop − start.
     pub active_ns: Nanos,
+    /// The application's deadline, if it has one.
+    pub deadline: Option<Nanos>,
     /// The counters.
     pub stats: FlowStats,
 }
@@ -135,9 +146,9 @@ pub struct FlowMonitor {
 
 impl FlowMonitor {
     /// Registers a flow and returns its index.
-    pub fn add(&mut self, key: FlowKey, dscp: u8, tag: u32, active_ns: Nanos) -> u32 {
+    pub fn add(&mut self, key: FlowKey, dscp: u8, tag: u32, active_ns: Nanos, deadline: Option<Nanos>) -> u32 {
         let hash = key.hash();
-        self.flows.push(Flow { key, hash, dscp, tag, active_ns, stats: FlowStats::default() });
+        self.flows.push(Flow { key, hash, dscp, tag, active_ns, deadline, stats: FlowStats::default() });
         (self.flows.len() - 1) as u32
     }
 
@@ -154,7 +165,11 @@ impl FlowMonitor {
     /// The destination received a packet of `bytes` at `now`, `delay` after it was sent.
     #[inline]
     pub fn on_rx(&mut self, flow: u32, bytes: u32, delay: Nanos, now: Nanos) {
-        let s = &mut self.flows[flow as usize].stats;
+        let flow = &mut self.flows[flow as usize];
+        if flow.deadline.is_some_and(|deadline| delay > deadline) {
+            flow.stats.late_packets += 1;
+        }
+        let s = &mut flow.stats;
         s.delay_sum += delay;
         if s.rx_packets > 0 {
             s.jitter_sum += s.last_delay.abs_diff(delay);
@@ -185,7 +200,7 @@ mod tests {
     #[test]
     fn delay_jitter_and_loss_follow_ns3_definitions() {
         let mut m = FlowMonitor::default();
-        let f = m.add(key(), 0, 0, 1_000_000_000);
+        let f = m.add(key(), 0, 0, 1_000_000_000, None);
         // Five packets sent; the third is lost. Delays 10, 14, (lost), 11, 11 ms.
         for (i, delay) in [Some(10), Some(14), None, Some(11), Some(11)].into_iter().enumerate() {
             let sent = i as u64 * 5_000_000;
@@ -205,6 +220,27 @@ mod tests {
         assert_eq!(s.mean_jitter_ns(), Some(7_000_000.0 / 3.0));
         // 400 IP bytes over 1 s of activity.
         assert_eq!(m.flows[0].throughput_bps(), 3200.0);
+    }
+
+    #[test]
+    fn a_deadline_exactly_met_is_met_and_one_nanosecond_later_is_missed() {
+        let mut m = FlowMonitor::default();
+        let f = m.add(key(), 0, 0, 1_000_000_000, Some(10_000_000));
+        for (sent, delay) in [(0, Some(10_000_000)), (5_000_000, Some(10_000_001)), (10_000_000, None)] {
+            m.on_tx(f, 100, sent);
+            match delay {
+                Some(d) => m.on_rx(f, 100, d, sent + d),
+                None => m.on_drop(f),
+            }
+        }
+        let s = &m.flows[0].stats;
+        assert_eq!((s.late_packets, s.lost_packets()), (1, 1), "on time, late, lost");
+        assert!((s.deadline_miss_pct() - 200.0 / 3.0).abs() < 1e-9, "late counts as lost: {}", s.deadline_miss_pct());
+        let mut none = FlowMonitor::default();
+        let g = none.add(key(), 0, 0, 1, None);
+        none.on_tx(g, 100, 0);
+        none.on_rx(g, 100, 1_000_000_000, 1_000_000_000);
+        assert_eq!(none.flows[0].stats.late_packets, 0, "no deadline: never late");
     }
 
     #[test]

@@ -54,7 +54,7 @@ fn opt(v: Option<f64>, decimals: usize) -> String {
 /// The header line of `flows.csv`.
 pub const FLOWS_HEADER: &str = "family,scheduler,dscp,followers,bg_mbps,queue_packets,seed,class,src,dst,src_port,dst_port,dscp_mark,\
      tx_packets,rx_packets,lost_packets,dropped_packets,loss_pct,delay_ms,jitter_ms,max_delay_ms,throughput_mbps,\
-     tx_bytes,rx_bytes,active_s\n";
+     tx_bytes,rx_bytes,active_s,late_packets\n";
 
 /// `flows.csv`: one line per flow per run.
 pub fn flows_csv(study: &StudyResult) -> String {
@@ -73,7 +73,7 @@ pub fn flow_lines(out: &mut String, spec: &RunSpec, result: &ScenarioResult) {
         let s = &f.stats;
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             spec.family,
             c.scheduler,
             on_off(c.dscp),
@@ -99,6 +99,7 @@ pub fn flow_lines(out: &mut String, spec: &RunSpec, result: &ScenarioResult) {
             s.tx_bytes,
             s.rx_bytes,
             num(f.active_ns as f64 / 1e9, 6),
+            s.late_packets,
         );
     }
 }
@@ -109,15 +110,21 @@ fn count(v: f64, seeds: u32) -> String {
 
 /// `classes.csv`: one line per class per point. The leading columns are
 /// [`CLASS_COLUMNS`]; with several seeds the figures are means and a `_ci95`
-/// half-width column per figure follows them; `queue_packets` and `seeds` close
-/// the line.
+/// half-width column per figure follows them; `queue_packets`, `seeds`,
+/// `follower_access_mbps`, `bg_burst_ms` and `deadline_miss_pct` (empty without a deadline,
+/// with its `_ci95` for several seeds) close the line.
 pub fn classes_csv(study: &StudyResult) -> String {
     let with_ci = study.config.seeds > 1;
     let mut header: Vec<String> = CLASS_COLUMNS.iter().map(|s| s.to_string()).collect();
     if with_ci {
         header.extend(FIGURES.iter().map(|f| format!("{f}_ci95")));
     }
-    header.extend(["queue_packets".to_string(), "seeds".to_string()]);
+    header.extend(
+        ["queue_packets", "seeds", "follower_access_mbps", "bg_burst_ms", "deadline_miss_pct"].map(String::from),
+    );
+    if with_ci {
+        header.push("deadline_miss_pct_ci95".to_string());
+    }
     let mut out = header.join(",");
     out.push('\n');
     for r in &study.classes {
@@ -138,6 +145,12 @@ pub fn classes_csv(study: &StudyResult) -> String {
         }
         cells.push(r.queue_packets.to_string());
         cells.push(r.seeds.to_string());
+        cells.push(r.follower_access_mbps.to_string());
+        cells.push(r.bg_burst_ms.to_string());
+        cells.push(opt(r.deadline_miss_pct.mean, 4));
+        if with_ci {
+            cells.push(opt(r.deadline_miss_pct.ci95, 4));
+        }
         out.push_str(&cells.join(","));
         out.push('\n');
     }
@@ -156,6 +169,8 @@ fn class_json(r: &ClassSummary) -> Value {
     m.insert("followers".into(), json!(r.followers));
     m.insert("bg_mbps".into(), json!(r.bg_mbps));
     m.insert("queue_packets".into(), json!(r.queue_packets));
+    m.insert("follower_access_mbps".into(), json!(r.follower_access_mbps));
+    m.insert("bg_burst_ms".into(), json!(r.bg_burst_ms));
     m.insert("class".into(), json!(r.class));
     m.insert("seeds".into(), json!(r.seeds));
     m.insert("flows".into(), json!(r.flows));
@@ -166,6 +181,9 @@ fn class_json(r: &ClassSummary) -> Value {
         m.insert((*name).into(), mean);
         m.insert(format!("{name}_ci95"), ci);
     }
+    let (mean, ci) = figure_json(r.deadline_miss_pct);
+    m.insert("deadline_miss_pct".into(), mean);
+    m.insert("deadline_miss_pct_ci95".into(), ci);
     Value::Object(m)
 }
 
@@ -241,6 +259,8 @@ pub fn summary_json(study: &StudyResult) -> Value {
         "load_bg_mbps": study.config.load_bg_mbps,
         "follower_counts": study.config.follower_counts,
         "queue_limits": study.config.queue_limits,
+        "follower_access_mbps": study.config.access_mbps,
+        "burst_ms": study.config.burst_ms,
         "comparison": comparison,
         "classes": study.classes.iter().map(class_json).collect::<Vec<_>>(),
         "run_details": runs,
@@ -273,12 +293,26 @@ fn sweep_table(
     title: &str,
     value: &dyn Fn(&ClassSummary) -> String,
 ) {
-    let rows: Vec<&ClassSummary> = study.rows(family, OrchestratorLane::Control).collect();
+    let heading = format!("{title}: control delay (ms) / loss (%)");
+    class_sweep_table(out, study, (family, OrchestratorLane::Control), &heading, value, &delay_loss);
+}
+
+/// One class's figure (`cell`) in a sweep family: one line per scheduler × DSCP, one
+/// column per swept value (`value`).
+fn class_sweep_table(
+    out: &mut String,
+    study: &StudyResult,
+    (family, class): (Family, OrchestratorLane),
+    heading: &str,
+    value: &dyn Fn(&ClassSummary) -> String,
+    cell: &dyn Fn(&ClassSummary) -> String,
+) {
+    let rows: Vec<&ClassSummary> = study.rows(family, class).collect();
     if rows.is_empty() {
         return;
     }
     let values = first_seen(rows.iter().map(|r| value(r)));
-    let _ = writeln!(out, "\n## {title}: control delay (ms) / loss (%)\n");
+    let _ = writeln!(out, "\n## {heading}\n");
     let _ = writeln!(out, "| Scheduler | DSCP | {} |", values.join(" | "));
     let _ = writeln!(out, "|---|---|{}", "---|".repeat(values.len()));
     for (scheduler, dscp) in pairs(rows.iter().copied()) {
@@ -287,7 +321,7 @@ fn sweep_table(
             .map(|v| {
                 rows.iter()
                     .find(|r| r.scheduler == scheduler && r.dscp == dscp && &value(r) == v)
-                    .map(|r| delay_loss(r))
+                    .map(|r| cell(r))
                     .unwrap_or_else(|| "–".into())
             })
             .collect();
@@ -356,7 +390,42 @@ pub fn summary_md(study: &StudyResult) -> String {
     });
     sweep_table(&mut out, study, Family::Followers, "Follower sweep (followers)", &|r| r.followers.to_string());
     sweep_table(&mut out, study, Family::Queue, "Queue-limit sweep (packets)", &|r| r.queue_packets.to_string());
+    let access = |r: &ClassSummary| r.follower_access_mbps.to_string();
+    sweep_table(&mut out, study, Family::Access, "Access-link sweep (followers' access Mbit/s)", &access);
+    // Status leaves each follower through its own access link, behind its telemetry and bulk.
+    let heading = "Access-link sweep (followers' access Mbit/s): status delay (ms) / loss (%)";
+    class_sweep_table(&mut out, study, (Family::Access, OrchestratorLane::Status), heading, &access, &delay_loss);
+    sweep_table(&mut out, study, Family::Burst, "Burstiness sweep (background burst ms, same mean rate)", &|r| {
+        r.bg_burst_ms.to_string()
+    });
+    deadline_tables(&mut out, study);
     out
+}
+
+/// The deadline family: per class with a deadline, the share of its packets lost or
+/// late, per scheduler × DSCP and background rate.
+fn deadline_tables(out: &mut String, study: &StudyResult) {
+    let base = &study.config.base;
+    for class in OrchestratorLane::ALL {
+        let Some(row) = study.rows(Family::Deadline, class).next() else { continue };
+        if row.deadline_miss_pct.mean.is_none() {
+            continue;
+        }
+        let deadline = study
+            .runs
+            .iter()
+            .find(|(spec, _)| spec.family == Family::Deadline)
+            .and_then(|(spec, _)| spec.config.deadlines.of(class))
+            .or(base.deadlines.of(class))
+            .unwrap_or_default();
+        let heading = format!(
+            "Deadline sweep (background Mbit/s per direction): {} packets lost or later than {deadline} ms (%)",
+            class.name()
+        );
+        class_sweep_table(out, study, (Family::Deadline, class), &heading, &|r| r.bg_mbps.to_string(), &|r| {
+            cell(r.deadline_miss_pct, 1)
+        });
+    }
 }
 
 fn per_class_tables(out: &mut String, study: &StudyResult, family: Family) {

@@ -22,7 +22,7 @@ use bauxite_qdisc::rng::{SplitMix64, mix64};
 use bauxite_qdisc::{LimitScope, Nanos};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::app::UdpApp;
+use crate::app::{OnOff, UdpApp};
 use crate::engine::{RunCounters, Simulator};
 use crate::error::SimError;
 use crate::link::{ChannelStats, LinkConfig};
@@ -116,6 +116,76 @@ pub struct ScenarioConfig {
     pub bg_start_offset_ms: f64,
     /// Seed of every random draw (start offsets, the disciplines' own randomness).
     pub seed: u64,
+    /// The background in bursts of this length, ms, each followed by a silence as
+    /// long, at twice `bg_mbps` while on, so that the mean stays `bg_mbps` (0: a
+    /// steady rate, the seed's).
+    #[serde(default)]
+    pub bg_burst_ms: f64,
+    /// Each class's application deadline: a packet that arrives later is as good as
+    /// lost (`deadline_miss_pct`). None by default.
+    #[serde(default)]
+    pub deadlines: Deadlines,
+    /// The followers' access links' rate, Mbit/s, where it differs from `access_mbps`
+    /// (the access family sweeps it: the bottleneck moves to the robots' edge).
+    #[serde(default)]
+    pub follower_access_mbps: Option<f64>,
+}
+
+/// Each application class's deadline, ms (`--deadline CLASS=MS`; none: no deadline).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Deadlines {
+    /// Control.
+    pub control_ms: Option<f64>,
+    /// Status.
+    pub status_ms: Option<f64>,
+    /// Telemetry.
+    pub telemetry_ms: Option<f64>,
+    /// Bulk.
+    pub bulk_ms: Option<f64>,
+}
+
+impl Deadlines {
+    /// The deadlines of the `deadline` family: what a robot's control loop, its status
+    /// display and its telemetry can wait (bulk has none).
+    pub const ROBOT: Deadlines =
+        Deadlines { control_ms: Some(10.0), status_ms: Some(50.0), telemetry_ms: Some(200.0), bulk_ms: None };
+
+    /// A class's deadline, ms.
+    pub fn of(&self, class: OrchestratorLane) -> Option<f64> {
+        match class {
+            OrchestratorLane::Control => self.control_ms,
+            OrchestratorLane::Status => self.status_ms,
+            OrchestratorLane::Telemetry => self.telemetry_ms,
+            OrchestratorLane::Bulk => self.bulk_ms,
+            OrchestratorLane::Background => None,
+        }
+    }
+
+    /// A class's deadline slot, for setting it.
+    pub fn of_mut(&mut self, class: OrchestratorLane) -> Option<&mut Option<f64>> {
+        match class {
+            OrchestratorLane::Control => Some(&mut self.control_ms),
+            OrchestratorLane::Status => Some(&mut self.status_ms),
+            OrchestratorLane::Telemetry => Some(&mut self.telemetry_ms),
+            OrchestratorLane::Bulk => Some(&mut self.bulk_ms),
+            OrchestratorLane::Background => None,
+        }
+    }
+
+    /// Sets one from `CLASS=MS` (`control=10`, `status=50ms`); the error names what is wrong.
+    pub fn set(&mut self, text: &str) -> Result<(), SimError> {
+        let bad = |why: String| SimError::invalid("deadline", format!("`{text}`: {why}"));
+        let (class, ms) = text.split_once('=').ok_or_else(|| bad("expected CLASS=MS, e.g. control=10".into()))?;
+        let class = OrchestratorLane::ALL
+            .into_iter()
+            .find(|c| c.name() == class.trim())
+            .ok_or_else(|| bad("the classes are control, status, telemetry and bulk".into()))?;
+        let ms = ms.trim().trim_end_matches("ms");
+        let ms: f64 = ms.parse().map_err(|_| bad(format!("`{ms}` is not a number of milliseconds")))?;
+        let slot = self.of_mut(class).ok_or_else(|| bad("background has no deadline".into()))?;
+        *slot = Some(ms);
+        Ok(())
+    }
 }
 
 impl Default for ScenarioConfig {
@@ -144,6 +214,9 @@ impl Default for ScenarioConfig {
             start_jitter_ms: 0.0,
             bg_start_offset_ms: 0.0,
             seed: 1,
+            bg_burst_ms: 0.0,
+            deadlines: Deadlines::default(),
+            follower_access_mbps: None,
         }
     }
 }
@@ -248,7 +321,15 @@ impl ScenarioConfig {
         positive("access-mbps", self.access_mbps)?;
         delay("bottleneck-delay-ms", self.bottleneck_delay_ms)?;
         delay("access-delay-ms", self.access_delay_ms)?;
-        for (flag, rate) in [("bottleneck-mbps", self.bottleneck_mbps), ("access-mbps", self.access_mbps)] {
+        if let Some(rate) = self.follower_access_mbps {
+            positive("follower-access-mbps", rate)?;
+        }
+        let follower_access = self.follower_access_mbps.unwrap_or(self.access_mbps);
+        for (flag, rate) in [
+            ("bottleneck-mbps", self.bottleneck_mbps),
+            ("access-mbps", self.access_mbps),
+            ("follower-access-mbps", follower_access),
+        ] {
             if mbps_to_bps(rate) == 0 {
                 return Err(SimError::invalid(flag, format!("{rate} Mbit/s rounds to 0 bit/s")));
             }
@@ -316,7 +397,39 @@ impl ScenarioConfig {
         if self.duration_s > 86_400.0 {
             return Err(SimError::invalid("duration", "at most one simulated day (86400 s)"));
         }
+        non_negative("bg-burst", self.bg_burst_ms)?;
+        if self.bg_burst_ms > 0.0 && self.bg_flows > 0 && self.bg_interval_ps() < 2000 {
+            return Err(SimError::invalid(
+                "bg-burst",
+                "bursts at twice the background's rate: more than one packet a nanosecond",
+            ));
+        }
+        if self.bg_burst_ms > self.duration_s * 1e3 {
+            return Err(SimError::invalid(
+                "bg-burst",
+                format!("{} ms is longer than the run ({} s)", self.bg_burst_ms, self.duration_s),
+            ));
+        }
+        for class in OrchestratorLane::ALL {
+            if let Some(ms) = self.deadlines.of(class) {
+                positive("deadline", ms)?;
+                delay("deadline", ms)?;
+            }
+        }
         Ok(())
+    }
+
+    /// The background's on/off pattern: bursts of [`ScenarioConfig::bg_burst_ms`] at
+    /// twice the mean rate, as many packets as fit, each burst's period that many
+    /// packets at the mean rate (so the mean is exact). `None` for a steady background.
+    fn bg_on_off(&self) -> Option<OnOff> {
+        (self.bg_burst_ms > 0.0).then(|| {
+            let interval_ps = self.bg_interval_ps();
+            let gap_ps = interval_ps / 2;
+            let burst_ps = self.bg_burst_ms * 1e9;
+            let burst_packets = ((burst_ps / gap_ps.max(1) as f64).round() as u64).max(1);
+            OnOff { burst_packets, gap_ps, period_ps: burst_packets * interval_ps }
+        })
     }
 
     /// The packet interval of each background flow, in picoseconds.
@@ -338,6 +451,13 @@ impl ScenarioConfig {
             device_queue_packets: self.device_queue_packets,
             ..LinkConfig::new(mbps_to_bps(self.access_mbps), ms_to_ns(self.access_delay_ms))
         }
+    }
+
+    /// A follower's access link: [`ScenarioConfig::access_link`] at
+    /// [`ScenarioConfig::follower_access_mbps`] if given.
+    pub fn follower_access_link(&self) -> LinkConfig {
+        let rate = self.follower_access_mbps.unwrap_or(self.access_mbps);
+        LinkConfig { rate_bps: mbps_to_bps(rate), ..self.access_link() }
     }
 
     /// Builds the network and its applications (after [`ScenarioConfig::validate`]).
@@ -374,8 +494,9 @@ impl ScenarioConfig {
             Some(build_qdisc(self.scheduler, params(1))),
         );
         topo.add_link(router_b, bg_b, access, fifo(), fifo());
+        let follower_access = self.follower_access_link();
         for &f in &followers {
-            topo.add_link(router_b, f, access, fifo(), fifo());
+            topo.add_link(router_b, f, follower_access, fifo(), fifo());
         }
 
         let mut sim = Simulator::new(topo);
@@ -404,6 +525,8 @@ impl ScenarioConfig {
                     start: start + rng.below(jitter) + offset,
                     stop,
                     tag: class as u32,
+                    on_off: if class == OrchestratorLane::Background { self.bg_on_off() } else { None },
+                    deadline: self.deadlines.of(class).map(ms_to_ns),
                 });
             };
         let train = |c: &ClassSpec| (c.payload_bytes, UdpApp::interval_from_pps(c.pps), c.dscp);
@@ -466,6 +589,7 @@ pub fn run_scenario(config: &ScenarioConfig) -> Result<ScenarioResult, SimError>
             dst_port: f.key.dst_port,
             dscp: f.dscp,
             active_ns: f.active_ns,
+            deadline: f.deadline,
             stats: f.stats,
         })
         .collect();

@@ -70,6 +70,16 @@ pub struct ChartData {
     pub queue_delay: Vec<Line>,
     /// Control loss against queue limit (packets).
     pub queue_loss: Vec<Line>,
+    /// Control delay against the followers' access-link rate (Mbit/s).
+    pub access_delay: Vec<Line>,
+    /// Control loss against the followers' access-link rate (Mbit/s).
+    pub access_loss: Vec<Line>,
+    /// Control delay against the background's burst length (ms).
+    pub burst_delay: Vec<Line>,
+    /// Control loss against the background's burst length (ms).
+    pub burst_loss: Vec<Line>,
+    /// Control packets lost or late for their deadline against background Mbit/s (%).
+    pub deadline_miss: Vec<Line>,
 }
 
 fn figure_index(name: &str) -> usize {
@@ -88,9 +98,19 @@ fn cells(rows: &[&ClassSummary], figure: &str) -> Vec<Cell> {
 
 fn lines(study: &StudyResult, family: Family, figure: &str, x: fn(&ClassSummary) -> f64) -> Vec<Line> {
     let i = figure_index(figure);
+    lines_of(study, family, &|r| r.figures[i], x)
+}
+
+/// The control class's `value` against `x`, one line per scheduler × DSCP.
+fn lines_of(
+    study: &StudyResult,
+    family: Family,
+    value: &dyn Fn(&ClassSummary) -> Figure,
+    x: fn(&ClassSummary) -> f64,
+) -> Vec<Line> {
     let mut out: Vec<Line> = Vec::new();
     for r in study.rows(family, OrchestratorLane::Control) {
-        let point = (x(r), r.figures[i]);
+        let point = (x(r), value(r));
         match out.iter_mut().find(|l| l.scheduler == r.scheduler && l.dscp == r.dscp) {
             Some(line) => line.points.push(point),
             None => out.push(Line { scheduler: r.scheduler, dscp: r.dscp, points: vec![point] }),
@@ -126,5 +146,10 @@ pub fn chart_data(study: &StudyResult) -> ChartData {
         followers_loss: lines(study, Family::Followers, "loss_pct", |r| r.followers as f64),
         queue_delay: lines(study, Family::Queue, "delay_ms", |r| r.queue_packets as f64),
         queue_loss: lines(study, Family::Queue, "loss_pct", |r| r.queue_packets as f64),
+        access_delay: lines(study, Family::Access, "delay_ms", |r| r.follower_access_mbps),
+        access_loss: lines(study, Family::Access, "loss_pct", |r| r.follower_access_mbps),
+        burst_delay: lines(study, Family::Burst, "delay_ms", |r| r.bg_burst_ms),
+        burst_loss: lines(study, Family::Burst, "loss_pct", |r| r.bg_burst_ms),
+        deadline_miss: lines_of(study, Family::Deadline, &|r| r.deadline_miss_pct, |r| r.bg_mbps),
     }
 }

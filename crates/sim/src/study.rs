@@ -21,7 +21,7 @@ use bauxite_core::stats::{self, mean_ci95};
 
 use crate::error::SimError;
 use crate::metrics::{ClassRow, FIGURES};
-use crate::scenario::{ScenarioConfig, ScenarioResult, run_scenario};
+use crate::scenario::{Deadlines, ScenarioConfig, ScenarioResult, run_scenario};
 use crate::scheduler::Scheduler;
 use crate::util::{first_seen, on_off};
 
@@ -36,13 +36,31 @@ pub enum Family {
     Followers,
     /// Queue-limit sweep (beyond the seed).
     Queue,
+    /// The followers' access-link rate swept (the seed's future work): the bottleneck
+    /// moves to the edge.
+    Access,
+    /// The background in on/off bursts of swept lengths at the same mean rate (the
+    /// seed's "background burstiness").
+    Burst,
+    /// The load sweep with each class's application deadline: how many packets each
+    /// scheduler delivers too late to use (the seed's "application-level deadlines").
+    Deadline,
     /// The base scenario alone (`bauxite sim run`).
     Run,
 }
 
 impl Family {
-    /// What `--family all` runs: the seed's three families and the queue sweep.
-    pub const ALL: [Family; 4] = [Family::Compare, Family::Load, Family::Followers, Family::Queue];
+    /// What `--family all` runs: the seed's three families, the queue sweep and the
+    /// seed's future work.
+    pub const ALL: [Family; 7] = [
+        Family::Compare,
+        Family::Load,
+        Family::Followers,
+        Family::Queue,
+        Family::Access,
+        Family::Burst,
+        Family::Deadline,
+    ];
 
     /// The CSV name.
     pub fn name(self) -> &'static str {
@@ -51,11 +69,14 @@ impl Family {
             Family::Load => "load",
             Family::Followers => "followers",
             Family::Queue => "queue",
+            Family::Access => "access",
+            Family::Burst => "burst",
+            Family::Deadline => "deadline",
             Family::Run => "run",
         }
     }
 
-    /// Parses `compare|load|followers|queue|all` (comma-separated lists allowed),
+    /// Parses `compare|load|followers|queue|access|burst|deadline|all` (comma-separated lists allowed),
     /// without duplicates, in the order given.
     pub fn parse_list(s: &str) -> Result<Vec<Family>, SimError> {
         let mut out = Vec::new();
@@ -83,9 +104,12 @@ impl FromStr for Family {
             "load" => Ok(Family::Load),
             "followers" => Ok(Family::Followers),
             "queue" => Ok(Family::Queue),
+            "access" => Ok(Family::Access),
+            "burst" => Ok(Family::Burst),
+            "deadline" => Ok(Family::Deadline),
             _ => Err(SimError::invalid(
                 "family",
-                format!("unknown family `{s}` (compare, load, followers, queue or all)"),
+                format!("unknown family `{s}` (compare, load, followers, queue, access, burst, deadline or all)"),
             )),
         }
     }
@@ -172,6 +196,12 @@ pub struct StudyConfig {
     pub follower_counts: Vec<u32>,
     /// Queue limits of the queue family, packets.
     pub queue_limits: Vec<u32>,
+    /// The followers' access-link rates of the access family, Mbit/s.
+    #[serde(default = "default_access_mbps")]
+    pub access_mbps: Vec<f64>,
+    /// Burst lengths of the burst family, ms.
+    #[serde(default = "default_burst_ms")]
+    pub burst_ms: Vec<f64>,
     /// Worker threads (0: one per core). Not part of what a study computes, so
     /// shards run with different `--jobs` still merge.
     #[serde(skip)]
@@ -190,9 +220,21 @@ impl Default for StudyConfig {
             load_bg_mbps: vec![8.0, 10.0, 12.0, 14.0, 16.0],
             follower_counts: vec![4, 8, 16],
             queue_limits: vec![10, 20, 40, 80, 160],
+            access_mbps: default_access_mbps(),
+            burst_ms: default_burst_ms(),
             jobs: 0,
         }
     }
+}
+
+/// The access family's rates: from below the 10 Mbit/s bottleneck to the seed's 100.
+fn default_access_mbps() -> Vec<f64> {
+    vec![1.0, 2.0, 5.0, 10.0, 100.0]
+}
+
+/// The burst family's lengths: a few packets to whole seconds of background.
+fn default_burst_ms() -> Vec<f64> {
+    vec![1.0, 10.0, 100.0, 1000.0]
 }
 
 /// One planned run.
@@ -338,6 +380,36 @@ impl StudyConfig {
                         grid(&mut points, family, &|c| c.queue_packets = q);
                     }
                 }
+                Family::Access => {
+                    if self.access_mbps.is_empty() {
+                        return Err(SimError::invalid("access-values", "the access sweep needs at least one rate"));
+                    }
+                    for &rate in &self.access_mbps {
+                        grid(&mut points, family, &|c| c.follower_access_mbps = Some(rate));
+                    }
+                }
+                Family::Burst => {
+                    if self.burst_ms.is_empty() {
+                        return Err(SimError::invalid("burst-values", "the burst sweep needs at least one length"));
+                    }
+                    for &ms in &self.burst_ms {
+                        grid(&mut points, family, &|c| c.bg_burst_ms = ms);
+                    }
+                }
+                Family::Deadline => {
+                    if self.load_bg_mbps.is_empty() {
+                        return Err(SimError::invalid("load-bg-mbps", "the deadline sweep needs at least one rate"));
+                    }
+                    // The base's deadlines if it has any (`--deadline`), else a robot's.
+                    let given = OrchestratorLane::ALL.iter().any(|&c| self.base.deadlines.of(c).is_some());
+                    let deadlines = if given { self.base.deadlines } else { Deadlines::ROBOT };
+                    for &bg in &self.load_bg_mbps {
+                        grid(&mut points, family, &|c| {
+                            c.bg_mbps = bg;
+                            c.deadlines = deadlines;
+                        });
+                    }
+                }
             }
         }
         for (_, config) in &points {
@@ -470,6 +542,10 @@ pub struct ClassSummary {
     pub bg_mbps: f64,
     /// Queue limit, packets.
     pub queue_packets: u32,
+    /// The followers' access-link rate, Mbit/s.
+    pub follower_access_mbps: f64,
+    /// Background burst length, ms (0: steady).
+    pub bg_burst_ms: f64,
     /// Class.
     pub class: OrchestratorLane,
     /// Seeds aggregated.
@@ -483,6 +559,8 @@ pub struct ClassSummary {
     /// `loss_pct`, `delay_ms`, `jitter_ms`, `throughput_mbps`, `jain_throughput`,
     /// `jain_inverse_delay`, in [`FIGURES`] order.
     pub figures: [Figure; 6],
+    /// Packets lost or later than the class's deadline, percent (none without a deadline).
+    pub deadline_miss_pct: Figure,
 }
 
 impl ClassSummary {
@@ -643,6 +721,8 @@ fn aggregate(runs: &[(RunSpec, ScenarioResult)], seeds: usize) -> Vec<ClassSumma
                 let (mean, ci95) = mean_ci95(&values);
                 *figure = Figure { mean, ci95 };
             }
+            let misses: Vec<f64> = rows.iter().filter_map(|r| r.deadline_miss_pct).collect();
+            let (mean, ci95) = mean_ci95(&misses);
             let c = &spec.config;
             out.push(ClassSummary {
                 family: spec.family,
@@ -651,6 +731,9 @@ fn aggregate(runs: &[(RunSpec, ScenarioResult)], seeds: usize) -> Vec<ClassSumma
                 followers: c.followers,
                 bg_mbps: c.bg_mbps,
                 queue_packets: c.queue_packets,
+                follower_access_mbps: c.follower_access_mbps.unwrap_or(c.access_mbps),
+                bg_burst_ms: c.bg_burst_ms,
+                deadline_miss_pct: Figure { mean, ci95 },
                 class,
                 seeds: rows.len() as u32,
                 flows: class_row.flows,

@@ -77,7 +77,11 @@ fn several_seeds_give_confidence_columns_after_the_leading_ones() {
             "jain_throughput_ci95",
             "jain_inverse_delay_ci95",
             "queue_packets",
-            "seeds"
+            "seeds",
+            "follower_access_mbps",
+            "bg_burst_ms",
+            "deadline_miss_pct",
+            "deadline_miss_pct_ci95"
         ]
     );
     // FIFO's control loss depends on the start phases: the three seeds differ.

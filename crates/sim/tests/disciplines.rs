@@ -44,6 +44,8 @@ fn run(
         start,
         stop: 10 * S,
         tag: 0,
+        on_off: None,
+        deadline: None,
     };
     let flood = sim.add_app(app(1, 1400, UdpApp::interval_from_rate(1400, flood_mbps * 1e6), dscp::DEFAULT, 0));
     let other = sim.add_app(app(2, payload, UdpApp::interval_from_pps(pps), mark, other_start));

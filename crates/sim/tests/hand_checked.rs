@@ -22,6 +22,8 @@ fn app(src: u32, dst: u32, payload: u32, pps: f64, start: u64, stop: u64) -> Udp
         start,
         stop,
         tag: 0,
+        on_off: None,
+        deadline: None,
     }
 }
 

@@ -1,6 +1,8 @@
 //! The seed's study, reproduced: the baseline comparison, the follower and load
 //! sweeps' trends, and a snapshot of the baseline class table.
 
+mod common;
+
 use bauxite_core::OrchestratorLane;
 use bauxite_sim::output::classes_csv;
 use bauxite_sim::study::{ClassSummary, Family, StudyConfig, run_study};
@@ -119,19 +121,5 @@ fn load_sweep_fifo_degrades_past_the_bottleneck_and_fair_queueing_stays_flat() {
 #[test]
 fn baseline_class_table_snapshot() {
     let result = study(vec![Family::Compare], ScenarioConfig::default());
-    let csv = classes_csv(&result);
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots/compare_classes.csv");
-    if std::env::var_os("BAUXITE_UPDATE_SNAPSHOTS").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &csv).unwrap();
-    }
-    let expected = std::fs::read_to_string(&path).expect("the snapshot exists (BAUXITE_UPDATE_SNAPSHOTS=1 writes it)");
-    if csv != expected {
-        let first = csv.lines().zip(expected.lines()).position(|(a, b)| a != b);
-        panic!(
-            "baseline table changed (first differing line {first:?}):\n  got:  {:?}\n  want: {:?}",
-            first.and_then(|i| csv.lines().nth(i)),
-            first.and_then(|i| expected.lines().nth(i))
-        );
-    }
+    common::assert_class_snapshot("compare", &classes_csv(&result));
 }

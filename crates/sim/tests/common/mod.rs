@@ -1,4 +1,6 @@
-//! What the simulator's integration tests share: generated links.
+//! What the simulator's integration tests share: generated links and snapshots.
+//! Each test binary uses some of them.
+#![allow(dead_code)]
 
 use std::sync::Arc;
 
@@ -19,4 +21,25 @@ pub fn trace_of_rates(seconds: u64, mut bps_at: impl FnMut(u64) -> f64) -> Arc<D
     lines.push(seconds * 1000);
     let text: String = lines.iter().map(|ms| format!("{ms}\n")).collect();
     Arc::new(DeliveryTrace::parse(&text).expect("a generated trace parses"))
+}
+
+/// Checks `csv` against `tests/snapshots/{name}_classes.csv` byte for byte, naming
+/// the first line that differs. `BAUXITE_UPDATE_SNAPSHOTS=1` rewrites the snapshot
+/// instead: review its diff, since a change in the simulator or a discipline that
+/// moves any figure shows up here.
+pub fn assert_class_snapshot(name: &str, csv: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/snapshots/{name}_classes.csv"));
+    if std::env::var_os("BAUXITE_UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, csv).unwrap();
+    }
+    let expected = std::fs::read_to_string(&path).expect("the snapshot exists (BAUXITE_UPDATE_SNAPSHOTS=1 writes it)");
+    if csv != expected {
+        let first = csv.lines().zip(expected.lines()).position(|(a, b)| a != b);
+        panic!(
+            "{name}: the class table changed (first differing line {first:?}):\n  got:  {:?}\n  want: {:?}",
+            first.and_then(|i| csv.lines().nth(i)),
+            first.and_then(|i| expected.lines().nth(i))
+        );
+    }
 }
