@@ -159,10 +159,12 @@ struct Ramp {
     knee: bool,
 }
 
-/// One answered probe.
+/// One answered probe, timed on this controller's way of the round trip.
 #[derive(Clone, Copy, Debug)]
 struct Answer {
+    /// When it entered this way (a downlink's: when it left the reflector).
     sent: Duration,
+    /// When it left this way (an uplink's: when it reached the reflector).
     received: Duration,
     /// Its RTT beyond the baseline.
     queue: Duration,
@@ -381,6 +383,19 @@ impl RateController {
         self.other_way = queue;
     }
 
+    /// An answer's times on this controller's way: the other way's queue taken off
+    /// the end of the round trip that is not this way's (the uplink's way ends before
+    /// the way back's queue, the downlink's begins after the way out's). A train's
+    /// spacing is then this way's FIFO draining, not the other's: with both ways
+    /// loaded, spacing stretched by the downlink's FIFO "measured" the uplink at
+    /// the rate the shaper sent, and held it at `min_rate`.
+    fn on_this_way(&self, sent: Duration, received: Duration) -> (Duration, Duration) {
+        match self.counted_at {
+            CountedAt::Entry => (sent, received.saturating_sub(self.other_way).max(sent)),
+            CountedAt::Exit => ((sent + self.other_way).min(received), received),
+        }
+    }
+
     /// The answer to a probe sent at `sent` arrived at `received`; returns the new
     /// rate if it changed.
     pub fn on_answer(&mut self, sent: Duration, received: Duration) -> Option<BitRate> {
@@ -392,7 +407,8 @@ impl RateController {
         if self.episode.is_none() && self.ramp.is_none() {
             self.follow_noise(queue);
         }
-        self.answers.push_back(Answer { sent, received, queue });
+        let (way_sent, way_received) = self.on_this_way(sent, received);
+        self.answers.push_back(Answer { sent: way_sent, received: way_received, queue });
         // Answers come in order: the probes sent before this one are lost.
         while self.unanswered.front().is_some_and(|&t| t <= sent) {
             self.unanswered.pop_front();
@@ -1007,6 +1023,33 @@ mod tests {
         c.on_answer(at(2_000), at(2_000) + 201 * MS);
         c.on_answer(at(2_010), at(2_010) + 201 * MS);
         assert!(c.episode.is_some(), "the same delay on this way is a queue");
+    }
+
+    #[test]
+    fn a_train_is_timed_on_this_way_not_stretched_by_the_other_ways_queue() {
+        // Both ways fill from 1 s. This way's FIFO drains at 2 Mbit/s what the shaper
+        // sends at 4; the way back's queue grows three times as fast, which stretches
+        // the answers' spacing at the prober fivefold.
+        let train = |counted_at: CountedAt| {
+            let mut c = RateController::new(&policy()).counted_at(counted_at);
+            quiet(&mut c, 0, 1_000, 4e6);
+            for t in (1_000..1_100u64).step_by(10) {
+                c.on_sent(at(t), (4e6 / 8.0 * t as f64 / 1e3) as u64);
+                let (this_way, other_way) = (t - 1_000, 3 * (t - 1_000));
+                // Each answer says the way back's queue (OneWayDelays), then arrives.
+                c.on_other_way(Duration::from_millis(other_way));
+                c.on_answer(at(t), at(t) + MS + Duration::from_millis(this_way + other_way));
+            }
+            c.measured_capacity().map(|rate| rate.bps() as f64 / 1e6)
+        };
+        let uplink = train(CountedAt::Entry).expect("a train through a busy FIFO");
+        assert!((uplink - 2.0).abs() < 0.2, "the uplink's own FIFO: {uplink} Mbit/s, not 0.8");
+        // A downlink's controller counts bytes as they arrive and its way is the way
+        // back: the way out's queue (here "other") delays only when its way begins.
+        let mut c = RateController::new(&policy()).counted_at(CountedAt::Exit);
+        c.on_other_way(30 * MS);
+        assert_eq!(c.on_this_way(at(100), at(200)), (at(130), at(200)));
+        assert_eq!(c.on_this_way(at(100), at(120)), (at(120), at(120)), "never past the end");
     }
 
     #[test]
