@@ -13,9 +13,9 @@ use clap::{Args, Subcommand};
 #[derive(Subcommand, Debug)]
 pub enum SimCommand {
     /// Run one scenario and write flows.csv, classes.csv, summary.json and summary.md.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Run scenario families (the seed's study and more) in parallel, or one shard of them.
-    Study(StudyArgs),
+    Study(Box<StudyArgs>),
     /// Combine the directories of every shard of a study into exactly the files an
     /// unsharded run writes.
     Merge(MergeArgs),
@@ -116,7 +116,8 @@ pub struct RunArgs {
 /// `bauxite sim study`.
 #[derive(Args, Debug)]
 pub struct StudyArgs {
-    /// Families: compare, load, followers, queue, access, burst, deadline, or all (comma-separated).
+    /// Families: compare, load, followers, queue, access, burst, deadline, tcp-cross,
+    /// wireless, or all (comma-separated).
     #[arg(long, default_value = "all")]
     family: String,
     /// Schedulers to compare (comma-separated); default the seed's five and drr.
@@ -154,6 +155,14 @@ pub struct StudyArgs {
     /// Burst lengths of the burst sweep, ms (comma-separated; default 1,10,100,1000).
     #[arg(long, allow_negative_numbers = true, value_delimiter = ',')]
     burst_values: Option<Vec<f64>>,
+    /// TCP connections per direction of the tcp-cross sweep (comma-separated; default 1,2,4,8).
+    #[arg(long, value_delimiter = ',')]
+    tcp_values: Option<Vec<u32>>,
+    /// The wireless sweep's bottleneck links, `--link` SPECs separated by `;` (default
+    /// the seed's 10 Mbit/s and 5 ms without loss, with 1 % loss and with Gilbert–Elliott
+    /// bursts: `rate=10mbit,delay=5ms;…,loss=1%;…,ge=1%/25%/80%/0`).
+    #[arg(long, value_delimiter = ';', value_name = "SPEC;SPEC")]
+    wireless_values: Option<Vec<String>>,
     /// Run only the K-th of N equal, contiguous slices of the study's runs (K from
     /// 0 to N-1) and write that shard's files; `bauxite sim merge` combines them.
     #[arg(long, value_name = "K/N")]
@@ -258,11 +267,27 @@ struct ScenarioArgs {
     /// the burst family).
     #[arg(long, allow_negative_numbers = true, value_name = "MS")]
     bg_burst: Option<f64>,
+    /// With --bg-burst: each burst's length and the silence after it drawn from a
+    /// Pareto distribution of this shape (> 1; 1.5 is heavy-tailed, self-similar
+    /// traffic) with that mean, instead of every one exactly --bg-burst long.
+    #[arg(long, allow_negative_numbers = true, value_name = "SHAPE")]
+    bg_burst_pareto: Option<f64>,
     /// An application deadline, `CLASS=MS` (control, status, telemetry, bulk; may be
     /// repeated): packets later than it count in `deadline_miss_pct` as lost (study:
     /// the deadline family's, instead of control 10, status 50, telemetry 200).
     #[arg(long, value_name = "CLASS=MS")]
     deadline: Vec<String>,
+    /// Bulk TCP connections (CUBIC) per direction between the background endpoints,
+    /// beside the UDP background (study: all but the tcp-cross family, which sweeps
+    /// them with half the UDP background).
+    #[arg(long, value_name = "N")]
+    tcp_flows: Option<u32>,
+    /// The bottleneck as a radio link: a `--link` SPEC (`trace=FILE`, `rate=`, `loss=`,
+    /// `ge=`, `delay=`, `jitter=`, `seed=`) for both directions, or `up=SPEC,down=SPEC`
+    /// for the followers' uplink and downlink. Its delay replaces --bottleneck-delay-ms;
+    /// the scheduler keeps the queue (study: all but the wireless family).
+    #[arg(long, value_name = "SPEC")]
+    link: Option<String>,
 }
 
 impl ScenarioArgs {
@@ -279,7 +304,7 @@ impl ScenarioArgs {
             bg_start_offset_ms => bg_start_offset_ms, device_queue => device_queue_packets,
             access_queue => access_queue_packets, bottleneck_mbps => bottleneck_mbps,
             bottleneck_delay_ms => bottleneck_delay_ms, access_mbps => access_mbps,
-            access_delay_ms => access_delay_ms,
+            access_delay_ms => access_delay_ms, tcp_flows => tcp_flows,
             control_bytes => control.payload_bytes, control_pps => control.pps, control_dscp => control.dscp,
             status_bytes => status.payload_bytes, status_pps => status.pps, status_dscp => status.dscp,
             telemetry_bytes => telemetry.payload_bytes, telemetry_pps => telemetry.pps,
@@ -291,6 +316,12 @@ impl ScenarioArgs {
         }
         if let Some(ms) = self.bg_burst {
             c.bg_burst_ms = ms;
+        }
+        if let Some(shape) = self.bg_burst_pareto {
+            c.bg_burst_pareto = Some(shape);
+        }
+        if let Some(link) = &self.link {
+            c.link = Some(link.clone());
         }
         for text in &self.deadline {
             c.deadlines.set(text)?;
@@ -316,6 +347,10 @@ pub fn run(command: SimCommand) -> Result<()> {
                 start_jitter_ms: args.start_jitter_ms.unwrap_or(0.0),
                 ..ScenarioConfig::default()
             };
+            // A steady background has no bursts to draw.
+            if args.scenario.bg_burst_pareto.is_some() && args.scenario.bg_burst.is_none_or(|ms| ms == 0.0) {
+                anyhow::bail!("--bg-burst-pareto: needs --bg-burst MS, the bursts' mean length");
+            }
             args.scenario.apply(&mut base)?;
             let study = StudyConfig { families: vec![Family::Run], seeds: 1, jobs: 1, base, ..StudyConfig::default() };
             (study, args.out)
@@ -348,6 +383,12 @@ pub fn run(command: SimCommand) -> Result<()> {
             }
             if let Some(v) = args.burst_values {
                 study.burst_ms = v;
+            }
+            if let Some(v) = args.tcp_values {
+                study.tcp_flow_counts = v;
+            }
+            if let Some(v) = args.wireless_values {
+                study.wireless_links = v;
             }
             if let Some(shard) = &args.shard {
                 return execute_shard(&study, shard.parse()?, &args.out);

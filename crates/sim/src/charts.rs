@@ -127,6 +127,7 @@ pub fn write(dir: &Path, data: &ChartData) -> Result<Vec<PathBuf>, ChartError> {
         ("queue", "queue limit (packets)", &data.queue_delay, &data.queue_loss),
         ("access", "followers' access link (Mbit/s)", &data.access_delay, &data.access_loss),
         ("burst", "background burst length (ms; same mean rate)", &data.burst_delay, &data.burst_loss),
+        ("tcp_cross", "TCP connections per direction", &data.tcp_cross_delay, &data.tcp_cross_loss),
     ];
     for (name, x_label, delay, loss) in sweeps {
         if delay.is_empty() {
@@ -150,6 +151,17 @@ pub fn write(dir: &Path, data: &ChartData) -> Result<Vec<PathBuf>, ChartError> {
                 &data.deadline_miss,
             )
             .write(&dir.join("deadline_sweep_miss"))?,
+        );
+    }
+    if !data.tcp_cross_tcp.is_empty() {
+        files.extend(
+            sweep(
+                "TCP cross traffic's throughput beside UDP",
+                "TCP connections per direction",
+                "TCP throughput, both directions (Mbit/s)",
+                &data.tcp_cross_tcp,
+            )
+            .write(&dir.join("tcp_cross_sweep_tcp"))?,
         );
     }
     Ok(files)

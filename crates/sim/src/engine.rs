@@ -31,18 +31,56 @@
 //! than that ([`Channel::cut_through_below`]). Outputs are byte-identical; about an
 //! eighth of the seed's comparison runs' events go.
 //!
+//! TCP cross traffic ([`TcpApp`]) rides the same path: its segments and ACKs are
+//! packets like any other, but a delivery makes the connection act (an ACK goes
+//! back, the sender's window opens), so a TCP packet's last hop ends in an arrival
+//! event at its arrival time rather than in a delivery stamped ahead of the clock.
+//! Each connection has one timer event in flight at most that is current
+//! ([`Event::TcpTimer`]): the start, then the retransmission timeout.
+//!
+//! A radio channel ([`crate::link::Radio`]) is polled when its link model says
+//! something is due ([`Event::RadioPoll`]): a packet leaving (the device queue has
+//! room again) or arriving at the far end (or lost). Nothing cuts through into or
+//! out of one.
+//!
 //! [`Channel::cut_through_below`]: crate::link::Channel::cut_through_below
 
 use bauxite_qdisc::{Nanos, Packet as QPacket, Verdict};
 
-use crate::app::UdpApp;
+use crate::app::{TcpApp, UdpApp};
 use crate::event::{Event, EventQueue};
-use crate::monitor::{FlowKey, FlowMonitor};
+use crate::monitor::{FlowKey, FlowMonitor, TCP, UDP};
 use crate::packet::{PacketPool, SimPacket};
+use crate::tcp;
 use crate::topology::Topology;
 
-/// IP protocol number of UDP.
-const UDP: u8 = 17;
+/// The flow monitor's tag of a TCP connection's ACKs: no class's traffic, so a
+/// scenario leaves these flows out of its figures.
+pub const ACK_TAG: u32 = u32::MAX;
+/// Bytes a TCP sender has to send: more than any run sends, so it always has data.
+const ENDLESS_BYTES: u64 = 1 << 50;
+
+/// One TCP connection: its application, both ends' state and its two flows.
+#[derive(Debug)]
+struct TcpConnection {
+    app: TcpApp,
+    sender: tcp::Sender,
+    receiver: tcp::Receiver,
+    data_flow: u32,
+    ack_flow: u32,
+    /// The due time of the timer event that counts (others pending are stale).
+    timer: Option<Nanos>,
+}
+
+/// What a TCP packet in a pool slot carries: its connection, its transmission
+/// number (an ACK's: the one it acknowledges) and a segment's byte range.
+#[derive(Clone, Copy, Debug, Default)]
+struct TcpCarried {
+    connection: u32,
+    len: u32,
+    tx: u64,
+    start: u64,
+}
 
 /// What a finished run reports besides the flows.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -78,6 +116,9 @@ pub struct Simulator {
     pool: PacketPool,
     apps: Vec<(UdpApp, u64)>,
     app_flow: Vec<u32>,
+    connections: Vec<TcpConnection>,
+    /// By pool slot: what the TCP packet in it carries (stale for other packets).
+    carried: Vec<TcpCarried>,
     monitor: FlowMonitor,
     drops: Vec<QPacket>,
     counters: RunCounters,
@@ -106,6 +147,8 @@ impl Simulator {
             pool: PacketPool::new(),
             apps: Vec::new(),
             app_flow: Vec::new(),
+            connections: Vec::new(),
+            carried: Vec::new(),
             monitor: FlowMonitor::default(),
             drops: Vec::new(),
             counters: RunCounters::default(),
@@ -122,7 +165,7 @@ impl Simulator {
     }
 
     /// Adds a UDP application and the monitored flow it creates; returns the flow index.
-    pub fn add_app(&mut self, app: UdpApp) -> u32 {
+    pub fn add_app(&mut self, mut app: UdpApp) -> u32 {
         let key = FlowKey { src: app.src, dst: app.dst, src_port: app.src_port, dst_port: app.dst_port, protocol: UDP };
         let flow = self.monitor.add(key, app.dscp, app.tag, app.active_ns(), app.deadline);
         let index = self.apps.len() as u32;
@@ -132,6 +175,25 @@ impl Simulator {
         self.apps.push((app, 0));
         self.app_flow.push(flow);
         flow
+    }
+
+    /// Adds a TCP connection and its two monitored flows (the data, then the ACKs,
+    /// tagged [`ACK_TAG`]); returns the data flow's index.
+    pub fn add_tcp(&mut self, app: TcpApp) -> u32 {
+        let data =
+            FlowKey { src: app.src, dst: app.dst, src_port: app.src_port, dst_port: app.dst_port, protocol: TCP };
+        let acks =
+            FlowKey { src: app.dst, dst: app.src, src_port: app.dst_port, dst_port: app.src_port, protocol: TCP };
+        let data_flow = self.monitor.add(data, app.dscp, app.tag, app.active_ns(), None);
+        let ack_flow = self.monitor.add(acks, app.dscp, ACK_TAG, app.active_ns(), None);
+        let index = self.connections.len() as u32;
+        if app.start < app.stop {
+            self.events.schedule(app.start, Event::TcpTimer(index));
+        }
+        let timer = (app.start < app.stop).then_some(app.start);
+        let (sender, receiver) = (tcp::Sender::default(), tcp::Receiver::default());
+        self.connections.push(TcpConnection { app, sender, receiver, data_flow, ack_flow, timer });
+        data_flow
     }
 
     /// The network (for its channels' counters after a run).
@@ -168,6 +230,8 @@ impl Simulator {
                     let node = self.topology.channels[channel as usize].to;
                     self.forward(node, slot);
                 }
+                Event::TcpTimer(connection) => self.tcp_timer(connection),
+                Event::RadioPoll(ch) => self.radio_poll(ch),
             }
         }
         self.counters.end_time = self.counters.end_time.max(self.now);
@@ -182,24 +246,31 @@ impl Simulator {
     fn plan_cut_through(&mut self) {
         let channels = self.topology.channels.len();
         let mut feeds = vec![Feed::Nothing; channels];
-        for (app, _) in &self.apps {
-            let (mut node, mut from) = (app.src, Feed::Local);
+        // Every packet's (source, destination, IP bytes): the applications', and
+        // each TCP connection's full segments one way and ACKs the other.
+        let udp = self.apps.iter().map(|(app, _)| (app.src, app.dst, app.ip_len()));
+        let segments = self.connections.iter().map(|c| (c.app.src, c.app.dst, tcp::MSS + tcp::HEADER));
+        let acks = self.connections.iter().map(|c| (c.app.dst, c.app.src, tcp::HEADER));
+        let routes: Vec<(u32, u32, u32)> = udp.chain(segments).chain(acks).collect();
+        for &(src, dst, _) in &routes {
+            let (mut node, mut from) = (src, Feed::Local);
             // A route is a shortest path, so it crosses each channel at most once.
             for _ in 0..channels {
-                if node == app.dst {
+                if node == dst {
                     break;
                 }
-                let Some(ch) = self.topology.route(node, app.dst) else { break };
+                let Some(ch) = self.topology.route(node, dst) else { break };
                 let feed = &mut feeds[ch as usize];
                 *feed = if *feed == Feed::Nothing || *feed == from { from } else { Feed::Mixed };
                 from = Feed::From(ch);
                 node = self.topology.channels[ch as usize].to;
             }
         }
-        let smallest = self.apps.iter().map(|(app, _)| app.ip_len()).min().unwrap_or(0);
+        let smallest = routes.iter().map(|&(_, _, ip_len)| ip_len).min().unwrap_or(0);
         for (down, feed) in feeds.into_iter().enumerate() {
+            let is_radio = |ch: usize| self.topology.channels[ch].radio.is_some();
             let sole_feeder = match feed {
-                Feed::From(up) if self.cut_through => Some(up),
+                Feed::From(up) if self.cut_through && !is_radio(up as usize) && !is_radio(down) => Some(up),
                 _ => None,
             };
             let below = sole_feeder.map_or(0, |up| {
@@ -224,6 +295,7 @@ impl Simulator {
             dscp: app.dscp,
             sent_at: self.now,
             channel: u32::MAX,
+            tcp: false,
         };
         let src = app.src;
         *sent += 1;
@@ -235,12 +307,107 @@ impl Simulator {
         self.forward(src, slot);
     }
 
-    /// The packet in `slot` reaches its destination at `at`: counted, and its slot freed.
+    /// The packet in `slot` reaches its destination at `at`: counted, and its slot
+    /// freed; a TCP packet (delivered at the current time) makes its connection act.
     fn deliver(&mut self, slot: u32, at: Nanos) {
-        let packet = self.pool.get(slot);
+        let packet = *self.pool.get(slot);
         self.monitor.on_rx(packet.flow, packet.ip_len, at - packet.sent_at, at);
         self.counters.end_time = self.counters.end_time.max(at);
         self.pool.free(slot);
+        if packet.tcp {
+            debug_assert_eq!(at, self.now, "a TCP packet arrives by an event");
+            self.tcp_delivered(packet, self.carried[slot as usize]);
+        }
+    }
+
+    /// A TCP segment reached its receiver (an ACK for it goes back) or an ACK its
+    /// sender (which sends what its window now allows).
+    fn tcp_delivered(&mut self, packet: SimPacket, carried: TcpCarried) {
+        let index = carried.connection;
+        let connection = &mut self.connections[index as usize];
+        if packet.flow == connection.ack_flow {
+            connection.sender.on_ack(carried.tx, self.now);
+            self.tcp_send(index);
+            return;
+        }
+        connection.receiver.on_segment(carried.start, carried.len);
+        let ack = SimPacket {
+            flow: connection.ack_flow,
+            dst: connection.app.src,
+            ip_len: tcp::HEADER,
+            dscp: packet.dscp,
+            sent_at: self.now,
+            channel: u32::MAX,
+            tcp: true,
+        };
+        let from = connection.app.dst;
+        self.send_tcp_packet(from, ack, TcpCarried { connection: index, len: 0, tx: carried.tx, start: 0 });
+    }
+
+    /// Connection `index` sends what its window allows, then arms its timer.
+    /// Nothing leaves before its start or from its stop on.
+    fn tcp_send(&mut self, index: u32) {
+        loop {
+            let connection = &mut self.connections[index as usize];
+            let app = &connection.app;
+            if self.now < app.start || self.now >= app.stop {
+                return;
+            }
+            let Some(segment) = connection.sender.next_segment() else { break };
+            connection.sender.sent(segment, self.now);
+            let packet = SimPacket {
+                flow: connection.data_flow,
+                dst: app.dst,
+                ip_len: segment.wire_len(),
+                dscp: app.dscp,
+                sent_at: self.now,
+                channel: u32::MAX,
+                tcp: true,
+            };
+            let carried = TcpCarried { connection: index, len: segment.len, tx: segment.tx, start: segment.start };
+            let from = app.src;
+            self.send_tcp_packet(from, packet, carried);
+        }
+        let connection = &mut self.connections[index as usize];
+        if let Some(due) = connection.sender.timeout_at()
+            && connection.timer.is_none_or(|pending| pending > due)
+        {
+            connection.timer = Some(due);
+            self.events.schedule(due.max(self.now), Event::TcpTimer(index));
+        }
+    }
+
+    /// Counts `packet` sent and sends it from `node`.
+    fn send_tcp_packet(&mut self, node: u32, packet: SimPacket, carried: TcpCarried) {
+        self.monitor.on_tx(packet.flow, packet.ip_len, self.now);
+        let slot = self.pool.alloc(packet);
+        if self.carried.len() <= slot as usize {
+            self.carried.resize(slot as usize + 1, TcpCarried::default());
+        }
+        self.carried[slot as usize] = carried;
+        self.forward(node, slot);
+    }
+
+    /// Connection `index`'s timer event: the start, a retransmission timeout, or a
+    /// stale event (the timer has moved since) that does nothing.
+    fn tcp_timer(&mut self, index: u32) {
+        let connection = &mut self.connections[index as usize];
+        if connection.timer != Some(self.now) {
+            return;
+        }
+        connection.timer = None;
+        if self.now == connection.app.start && connection.sender.written() == 0 {
+            connection.sender.write(ENDLESS_BYTES, self.now);
+        } else if let Some(due) = connection.sender.timeout_at() {
+            if due > self.now {
+                // An ACK moved the timeout later since this event was scheduled.
+                connection.timer = Some(due);
+                self.events.schedule(due, Event::TcpTimer(index));
+                return;
+            }
+            connection.sender.on_timeout(self.now);
+        }
+        self.tcp_send(index);
     }
 
     /// A packet is at `node`: deliver it there or send it on toward its destination.
@@ -334,6 +501,9 @@ impl Simulator {
     /// queue from the queue discipline while it has room (ns-3's flow control
     /// between the traffic-control layer and the device).
     fn fill(&mut self, ch: u32) {
+        if self.topology.channels[ch as usize].radio.is_some() {
+            return self.fill_radio(ch);
+        }
         loop {
             let channel = &mut self.topology.channels[ch as usize];
             if !channel.busy
@@ -353,7 +523,7 @@ impl Simulator {
                 let done = self.now.checked_add(tx).expect("simulated time overflows u64 nanoseconds");
                 let arrive = done.checked_add(channel.config.delay).expect("simulated time overflows u64 nanoseconds");
                 channel.completion = Some((done, self.events.reserve()));
-                if channel.to == packet.dst {
+                if channel.to == packet.dst && !packet.tcp {
                     self.deliver(slot, arrive);
                 } else if !self.cut_through(ch, slot, arrive) {
                     self.events.schedule(arrive, Event::Arrive(slot));
@@ -412,6 +582,81 @@ impl Simulator {
         self.enter(down, slot);
         self.now = now;
         true
+    }
+
+    /// Hands radio channel `ch`'s link model packets (from its device queue, then its
+    /// queue discipline) while its buffer has room, and has it polled when it next
+    /// has something due.
+    fn fill_radio(&mut self, ch: u32) {
+        loop {
+            let channel = &mut self.topology.channels[ch as usize];
+            // A packet that passed an empty discipline waits in `device` for the model
+            // (whose buffer the room was counted in): it goes first, room or not.
+            let slot = match channel.device.pop_front() {
+                Some(slot) => slot,
+                None if !channel.device_has_room() => break,
+                None => {
+                    let Some(qdisc) = channel.qdisc.as_mut() else { break };
+                    if channel.qdisc_len == 0 && channel.idle_dequeue_is_noop {
+                        break;
+                    }
+                    let next = qdisc.dequeue(self.now);
+                    channel.qdisc_len = qdisc.len();
+                    if !channel.drops_only_arrivals {
+                        self.collect_qdisc_drops(ch);
+                    }
+                    match next {
+                        Some(p) => p.id as u32,
+                        None => break,
+                    }
+                }
+            };
+            let channel = &mut self.topology.channels[ch as usize];
+            let packet = self.pool.get_mut(slot);
+            packet.channel = ch;
+            let wire = packet.ip_len + channel.config.framing_bytes;
+            let radio = channel.radio.as_mut().expect("a radio channel");
+            // The buffer is unbounded: the device queue's room, checked above, bounds it.
+            radio.model.enqueue(self.now, u64::from(slot), wire);
+        }
+        let now = self.now;
+        let radio = self.topology.channels[ch as usize].radio.as_mut().expect("a radio channel");
+        if let Some(due) = radio.model.next_event_ns().map(|t| t.max(now))
+            && radio.poll_at.is_none_or(|pending| pending > due)
+        {
+            radio.poll_at = Some(due);
+            self.events.schedule(due, Event::RadioPoll(ch));
+        }
+    }
+
+    /// Radio channel `ch`'s poll: what left its link arrives at the far end (or was
+    /// lost), and the room it left is filled. A stale poll (one since moved) does nothing.
+    fn radio_poll(&mut self, ch: u32) {
+        let channel = &mut self.topology.channels[ch as usize];
+        let radio = channel.radio.as_mut().expect("a radio channel");
+        if radio.poll_at != Some(self.now) {
+            return;
+        }
+        radio.poll_at = None;
+        let mut outcomes = std::mem::take(&mut radio.outcomes);
+        radio.model.poll(self.now, &mut outcomes);
+        let to = channel.to;
+        for outcome in outcomes.drain(..) {
+            let slot = outcome.token as u32;
+            let packet = *self.pool.get(slot);
+            let stats = &mut self.topology.channels[ch as usize].stats;
+            stats.tx_packets += 1;
+            stats.tx_bytes += u64::from(packet.ip_len);
+            if outcome.delivered_ns.is_some() {
+                self.forward(to, slot);
+            } else {
+                stats.link_losses += 1;
+                self.monitor.on_drop(packet.flow);
+                self.pool.free(slot);
+            }
+        }
+        self.topology.channels[ch as usize].radio.as_mut().expect("a radio channel").outcomes = outcomes;
+        self.fill_radio(ch);
     }
 
     /// Accounts and frees every packet the queue discipline of `ch` has dropped.

@@ -35,6 +35,10 @@ pub enum Event {
     /// The packet in pool slot `0` reaches the far end of the channel it crossed
     /// (the channel is recorded in the packet).
     Arrive(u32),
+    /// TCP connection `0` starts sending, or its retransmission timer may be due.
+    TcpTimer(u32),
+    /// The link model of radio channel `0` may have a departure or an arrival due.
+    RadioPoll(u32),
 }
 
 /// A pending event with its key.

@@ -32,6 +32,7 @@ pub mod scheduler;
 pub mod series;
 pub mod shard;
 pub mod study;
+pub mod tcp;
 pub mod topology;
 pub mod util;
 

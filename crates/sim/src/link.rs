@@ -19,9 +19,16 @@
 //!
 //! A channel without a queue discipline feeds its device queue directly and drops
 //! at the tail when it is full (ns-3 without a root queue disc).
+//!
+//! A radio channel ([`Radio`]) has `bauxite_core`'s link model (`--link`: a delivery
+//! trace or a rate, loss, Gilbert–Elliott bursts, delay, jitter) in place of the
+//! serialiser and the wire: the scheduler under test still holds the queue, the
+//! model's own buffer is the device queue, and the model says when each packet
+//! leaves and whether it arrives.
 
 use std::collections::VecDeque;
 
+use bauxite_core::link::{LinkModel, Outcome};
 use bauxite_qdisc::{Nanos, Qdisc};
 
 /// Bytes of link framing on ns-3's point-to-point links: the PPP protocol field.
@@ -69,6 +76,9 @@ pub struct ChannelStats {
     pub qdisc_drops: u64,
     /// Packets the device queue dropped (only without a queue discipline).
     pub device_drops: u64,
+    /// Packets a radio channel's link lost after carrying them.
+    #[serde(default)]
+    pub link_losses: u64,
     /// Time the transmitter was busy.
     pub busy_ns: Nanos,
     /// The longest the queue discipline has been, in packets.
@@ -120,8 +130,29 @@ pub struct Channel {
     /// A packet may cut through into this channel only if its transmission here
     /// takes less than this (0: never); see [`crate::engine`].
     pub cut_through_below: Nanos,
+    /// The link model of a radio channel (none: a wire at `config`'s rate).
+    pub radio: Option<Radio>,
     /// Counters.
     pub stats: ChannelStats,
+}
+
+/// A radio channel's link: the model, the outcomes of its last poll (a buffer kept
+/// for reuse) and when the simulator polls it next.
+#[derive(Debug)]
+pub struct Radio {
+    /// The link; its packets' tokens are pool slots.
+    pub model: LinkModel,
+    /// Reused by each poll.
+    pub outcomes: Vec<Outcome>,
+    /// The time of the poll event that counts (others pending are stale).
+    pub poll_at: Option<Nanos>,
+}
+
+impl Radio {
+    /// A radio link following `model`.
+    pub fn new(model: LinkModel) -> Self {
+        Self { model, outcomes: Vec::new(), poll_at: None }
+    }
 }
 
 impl std::fmt::Debug for Channel {
@@ -161,6 +192,7 @@ impl Channel {
             sole_feeder: None,
             arrivals_pending: 0,
             cut_through_below: 0,
+            radio: None,
             stats: ChannelStats::default(),
         }
     }
@@ -174,9 +206,12 @@ impl Channel {
         self.tx_memo.1
     }
 
-    /// Whether the device queue can take one more packet (ns-3: the queue is not stopped).
+    /// Whether the device queue can take one more packet (ns-3: the queue is not
+    /// stopped). A radio's device queue is its model's buffer, where the packets
+    /// handed over wait (the one being carried does not count, as on a wire).
     pub fn device_has_room(&self) -> bool {
-        self.device.len() < self.config.device_queue_packets as usize
+        let waiting = self.device.len() + self.radio.as_ref().map_or(0, |r| r.model.backlog().0);
+        waiting < self.config.device_queue_packets as usize
     }
 }
 

@@ -6,7 +6,7 @@ use bauxite_core::stats::mean;
 use bauxite_qdisc::Nanos;
 use serde::{Deserialize, Serialize};
 
-use crate::monitor::FlowStats;
+use crate::monitor::{FlowStats, TCP};
 use bauxite_core::OrchestratorLane;
 
 /// One flow of a finished run, with names instead of node ids.
@@ -24,6 +24,8 @@ pub struct FlowRecord {
     pub dst_port: u16,
     /// DSCP it carried.
     pub dscp: u8,
+    /// IP protocol number: 17 UDP, 6 TCP.
+    pub protocol: u8,
     /// How long its source was sending.
     pub active_ns: Nanos,
     /// Its application's deadline, if it has one.
@@ -77,6 +79,10 @@ pub struct ClassRow {
     /// With a deadline: packets lost or later than it over packets sent, all flows
     /// together, percent.
     pub deadline_miss_pct: Option<f64>,
+    /// With TCP flows in the class: their throughput, Mbit/s (part of
+    /// `throughput_mbps`), the share TCP cross traffic gets beside UDP.
+    #[serde(default)]
+    pub tcp_throughput_mbps: Option<f64>,
 }
 
 /// The figures of a class row, by column name, in column order.
@@ -122,6 +128,7 @@ pub fn class_rows(flows: &[FlowRecord]) -> Vec<ClassRow> {
             let inverse: Vec<f64> = delays.iter().map(|d| 1.0 / d).collect();
             let late: u64 = members.iter().map(|f| f.stats.late_packets).sum();
             let has_deadline = members.iter().any(|f| f.deadline.is_some());
+            let tcp: Vec<f64> = members.iter().filter(|f| f.protocol == TCP).map(|f| f.throughput_mbps()).collect();
             Some(ClassRow {
                 class,
                 flows: members.len() as u64,
@@ -135,6 +142,7 @@ pub fn class_rows(flows: &[FlowRecord]) -> Vec<ClassRow> {
                 jain_inverse_delay: jain(&inverse),
                 deadline_miss_pct: has_deadline
                     .then(|| if tx == 0 { 0.0 } else { 100.0 * (tx - rx + late) as f64 / tx as f64 }),
+                tcp_throughput_mbps: (!tcp.is_empty()).then(|| tcp.iter().sum()),
             })
         })
         .collect()
@@ -152,6 +160,7 @@ mod tests {
             src_port: 1,
             dst_port: 2,
             dscp: 0,
+            protocol: crate::monitor::UDP,
             active_ns: 1_000_000_000,
             deadline: None,
             stats: FlowStats {

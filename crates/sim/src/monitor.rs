@@ -20,6 +20,11 @@
 use bauxite_qdisc::Nanos;
 use bauxite_qdisc::rng::mix64;
 
+/// IP protocol number of UDP.
+pub const UDP: u8 = 17;
+/// IP protocol number of TCP.
+pub const TCP: u8 = 6;
+
 /// The identity of a flow.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FlowKey {

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::error::SimError;
 use crate::metrics::FIGURES;
+use crate::monitor::TCP;
 use crate::reference::{is_seed_baseline, seed_baseline};
 use crate::scenario::ScenarioResult;
 use crate::scheduler::Scheduler;
@@ -54,7 +55,7 @@ fn opt(v: Option<f64>, decimals: usize) -> String {
 /// The header line of `flows.csv`.
 pub const FLOWS_HEADER: &str = "family,scheduler,dscp,followers,bg_mbps,queue_packets,seed,class,src,dst,src_port,dst_port,dscp_mark,\
      tx_packets,rx_packets,lost_packets,dropped_packets,loss_pct,delay_ms,jitter_ms,max_delay_ms,throughput_mbps,\
-     tx_bytes,rx_bytes,active_s,late_packets\n";
+     tx_bytes,rx_bytes,active_s,late_packets,protocol\n";
 
 /// `flows.csv`: one line per flow per run.
 pub fn flows_csv(study: &StudyResult) -> String {
@@ -73,7 +74,7 @@ pub fn flow_lines(out: &mut String, spec: &RunSpec, result: &ScenarioResult) {
         let s = &f.stats;
         let _ = writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             spec.family,
             c.scheduler,
             on_off(c.dscp),
@@ -100,6 +101,7 @@ pub fn flow_lines(out: &mut String, spec: &RunSpec, result: &ScenarioResult) {
             s.rx_bytes,
             num(f.active_ns as f64 / 1e9, 6),
             s.late_packets,
+            if f.protocol == TCP { "tcp" } else { "udp" },
         );
     }
 }
@@ -111,8 +113,10 @@ fn count(v: f64, seeds: u32) -> String {
 /// `classes.csv`: one line per class per point. The leading columns are
 /// [`CLASS_COLUMNS`]; with several seeds the figures are means and a `_ci95`
 /// half-width column per figure follows them; `queue_packets`, `seeds`,
-/// `follower_access_mbps`, `bg_burst_ms` and `deadline_miss_pct` (empty without a deadline,
-/// with its `_ci95` for several seeds) close the line.
+/// `follower_access_mbps`, `bg_burst_ms`, `deadline_miss_pct` (empty without a deadline),
+/// `tcp_flows`, `tcp_throughput_mbps` (empty without TCP; both figures with their
+/// `_ci95` for several seeds) and `link` (the bottleneck's SPEC, quoted; empty for the
+/// wire) close the line.
 pub fn classes_csv(study: &StudyResult) -> String {
     let with_ci = study.config.seeds > 1;
     let mut header: Vec<String> = CLASS_COLUMNS.iter().map(|s| s.to_string()).collect();
@@ -125,6 +129,11 @@ pub fn classes_csv(study: &StudyResult) -> String {
     if with_ci {
         header.push("deadline_miss_pct_ci95".to_string());
     }
+    header.extend(["tcp_flows", "tcp_throughput_mbps"].map(String::from));
+    if with_ci {
+        header.push("tcp_throughput_mbps_ci95".to_string());
+    }
+    header.push("link".to_string());
     let mut out = header.join(",");
     out.push('\n');
     for r in &study.classes {
@@ -151,10 +160,22 @@ pub fn classes_csv(study: &StudyResult) -> String {
         if with_ci {
             cells.push(opt(r.deadline_miss_pct.ci95, 4));
         }
+        cells.push(r.tcp_flows.to_string());
+        cells.push(opt(r.tcp_throughput_mbps.mean, 6));
+        if with_ci {
+            cells.push(opt(r.tcp_throughput_mbps.ci95, 6));
+        }
+        cells.push(csv_field(&r.link));
         out.push_str(&cells.join(","));
         out.push('\n');
     }
     out
+}
+
+/// A CSV field as RFC 4180 has it: quoted (inner quotes doubled) if it holds a
+/// comma, a quote or a line break.
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n', '\r']) { format!("\"{}\"", text.replace('"', "\"\"")) } else { text.to_string() }
 }
 
 fn figure_json(f: Figure) -> (Value, Value) {
@@ -171,6 +192,8 @@ fn class_json(r: &ClassSummary) -> Value {
     m.insert("queue_packets".into(), json!(r.queue_packets));
     m.insert("follower_access_mbps".into(), json!(r.follower_access_mbps));
     m.insert("bg_burst_ms".into(), json!(r.bg_burst_ms));
+    m.insert("tcp_flows".into(), json!(r.tcp_flows));
+    m.insert("link".into(), json!(r.link));
     m.insert("class".into(), json!(r.class));
     m.insert("seeds".into(), json!(r.seeds));
     m.insert("flows".into(), json!(r.flows));
@@ -184,6 +207,9 @@ fn class_json(r: &ClassSummary) -> Value {
     let (mean, ci) = figure_json(r.deadline_miss_pct);
     m.insert("deadline_miss_pct".into(), mean);
     m.insert("deadline_miss_pct_ci95".into(), ci);
+    let (mean, ci) = figure_json(r.tcp_throughput_mbps);
+    m.insert("tcp_throughput_mbps".into(), mean);
+    m.insert("tcp_throughput_mbps_ci95".into(), ci);
     Value::Object(m)
 }
 
@@ -397,6 +423,15 @@ pub fn summary_md(study: &StudyResult) -> String {
     class_sweep_table(&mut out, study, (Family::Access, OrchestratorLane::Status), heading, &access, &delay_loss);
     sweep_table(&mut out, study, Family::Burst, "Burstiness sweep (background burst ms, same mean rate)", &|r| {
         r.bg_burst_ms.to_string()
+    });
+    let tcp = |r: &ClassSummary| r.tcp_flows.to_string();
+    sweep_table(&mut out, study, Family::TcpCross, "TCP cross-traffic sweep (CUBIC flows per direction)", &tcp);
+    let heading = "TCP cross-traffic sweep (CUBIC flows per direction): TCP throughput (Mbit/s, both directions)";
+    class_sweep_table(&mut out, study, (Family::TcpCross, OrchestratorLane::Background), heading, &tcp, &|r| {
+        cell(r.tcp_throughput_mbps, 3)
+    });
+    sweep_table(&mut out, study, Family::Wireless, "Wireless sweep (the bottleneck's link)", &|r| {
+        format!("`{}`", r.link)
     });
     deadline_tables(&mut out, study);
     out

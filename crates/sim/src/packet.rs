@@ -22,6 +22,9 @@ pub struct SimPacket {
     pub sent_at: Nanos,
     /// The channel it is crossing or last crossed, which its arrival event names.
     pub channel: u32,
+    /// A TCP segment or ACK: its delivery makes its connection act, so it arrives
+    /// by an event at its arrival time (see [`crate::engine`]).
+    pub tcp: bool,
 }
 
 /// A slab of packets with a free list.
@@ -85,7 +88,7 @@ mod tests {
     #[test]
     fn reuses_freed_slots() {
         let mut pool = PacketPool::new();
-        let p = SimPacket { flow: 1, dst: 2, ip_len: 92, dscp: 36, sent_at: 5, channel: 0 };
+        let p = SimPacket { flow: 1, dst: 2, ip_len: 92, dscp: 36, sent_at: 5, channel: 0, tcp: false };
         let a = pool.alloc(p);
         let b = pool.alloc(SimPacket { flow: 2, ..p });
         assert_ne!(a, b);

@@ -22,10 +22,15 @@ use bauxite_qdisc::rng::{SplitMix64, mix64};
 use bauxite_qdisc::{LimitScope, Nanos};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::app::{OnOff, UdpApp};
-use crate::engine::{RunCounters, Simulator};
+use crate::app::{OnOff, Pareto, TcpApp, UdpApp};
+use crate::engine::{ACK_TAG, RunCounters, Simulator};
 use crate::error::SimError;
-use crate::link::{ChannelStats, LinkConfig};
+use crate::link::{ChannelStats, LinkConfig, Radio};
+use bauxite_core::link::{LinkModel, QueueLimit, load_link_directions};
+
+/// A radio link's configuration: `bauxite_core`'s link model ([`LinkConfig`] here is
+/// a wire's).
+type RadioLink = bauxite_core::link::LinkConfig;
 use crate::metrics::{ClassRow, FlowRecord, class_rows};
 use crate::scheduler::{QdiscParams, Scheduler, build_qdisc};
 use crate::topology::Topology;
@@ -121,6 +126,12 @@ pub struct ScenarioConfig {
     /// steady rate, the seed's).
     #[serde(default)]
     pub bg_burst_ms: f64,
+    /// With bursts: each burst's length and the silence after it drawn from a Pareto
+    /// distribution of this shape (> 1) whose means are `bg_burst_ms` (none: every
+    /// burst and silence exactly `bg_burst_ms`). A steady background has no bursts to
+    /// draw (the study's families other than burst).
+    #[serde(default)]
+    pub bg_burst_pareto: Option<f64>,
     /// Each class's application deadline: a packet that arrives later is as good as
     /// lost (`deadline_miss_pct`). None by default.
     #[serde(default)]
@@ -129,6 +140,19 @@ pub struct ScenarioConfig {
     /// (the access family sweeps it: the bottleneck moves to the robots' edge).
     #[serde(default)]
     pub follower_access_mbps: Option<f64>,
+    /// Bulk TCP connections (CUBIC, [`crate::tcp`]) per direction between the
+    /// background endpoints, beside the UDP background: cross traffic that fills
+    /// whatever queue it is given and backs off on loss (the tcp-cross family).
+    #[serde(default)]
+    pub tcp_flows: u32,
+    /// The bottleneck as a radio link instead of a wire at `bottleneck_mbps`: a
+    /// `--link` SPEC (a delivery trace or a rate, loss, Gilbert–Elliott bursts, delay,
+    /// jitter; `bauxite_core::link`) for both directions, or `up=SPEC,down=SPEC` for
+    /// the followers' uplink (B → A) and downlink (A → B). The scheduler under test
+    /// still holds the queue: the SPEC's buffer keys are not used; its delay replaces
+    /// `bottleneck_delay_ms`. The wireless family.
+    #[serde(default)]
+    pub link: Option<String>,
 }
 
 /// Each application class's deadline, ms (`--deadline CLASS=MS`; none: no deadline).
@@ -215,8 +239,11 @@ impl Default for ScenarioConfig {
             bg_start_offset_ms: 0.0,
             seed: 1,
             bg_burst_ms: 0.0,
+            bg_burst_pareto: None,
             deadlines: Deadlines::default(),
             follower_access_mbps: None,
+            tcp_flows: 0,
+            link: None,
         }
     }
 }
@@ -307,6 +334,12 @@ impl ScenarioConfig {
         at_least_one("followers", self.followers)?;
         at_most("followers", self.followers, MAX_FOLLOWERS, "each follower's flows need their own source port")?;
         at_most("bg-flows", self.bg_flows, MAX_BG_FLOWS, "each background flow needs its own source port")?;
+        at_most(
+            "tcp-flows",
+            self.bg_flows + self.tcp_flows,
+            MAX_BG_FLOWS,
+            "each background flow, UDP or TCP, needs its own source port",
+        )?;
         positive("bg-mbps", self.bg_mbps).map_err(|e| match e {
             SimError::InvalidParameter { flag, message } => SimError::InvalidParameter {
                 flag,
@@ -404,11 +437,22 @@ impl ScenarioConfig {
                 "bursts at twice the background's rate: more than one packet a nanosecond",
             ));
         }
+        if let Some(shape) = self.bg_burst_pareto
+            && !(shape.is_finite() && shape > 1.0 && shape <= 100.0)
+        {
+            return Err(SimError::invalid(
+                "bg-burst-pareto",
+                format!("a Pareto shape of more than 1 (a finite mean) and at most 100 (got {shape})"),
+            ));
+        }
         if self.bg_burst_ms > self.duration_s * 1e3 {
             return Err(SimError::invalid(
                 "bg-burst",
                 format!("{} ms is longer than the run ({} s)", self.bg_burst_ms, self.duration_s),
             ));
+        }
+        if self.link.is_some() {
+            self.radio_links()?;
         }
         for class in OrchestratorLane::ALL {
             if let Some(ms) = self.deadlines.of(class) {
@@ -422,19 +466,41 @@ impl ScenarioConfig {
     /// The background's on/off pattern: bursts of [`ScenarioConfig::bg_burst_ms`] at
     /// twice the mean rate, as many packets as fit, each burst's period that many
     /// packets at the mean rate (so the mean is exact). `None` for a steady background.
-    fn bg_on_off(&self) -> Option<OnOff> {
+    fn bg_on_off(&self, flow: u32) -> Option<OnOff> {
         (self.bg_burst_ms > 0.0).then(|| {
             let interval_ps = self.bg_interval_ps();
             let gap_ps = interval_ps / 2;
             let burst_ps = self.bg_burst_ms * 1e9;
             let burst_packets = ((burst_ps / gap_ps.max(1) as f64).round() as u64).max(1);
-            OnOff { burst_packets, gap_ps, period_ps: burst_packets * interval_ps }
+            // Each flow its own stream of Pareto draws.
+            let pareto =
+                self.bg_burst_pareto.map(|shape| Pareto::new(shape, mix64(self.seed ^ 0x5041_5245 ^ u64::from(flow))));
+            OnOff { burst_packets, gap_ps, period_ps: burst_packets * interval_ps, pareto }
         })
     }
 
     /// The packet interval of each background flow, in picoseconds.
     fn bg_interval_ps(&self) -> u64 {
         UdpApp::interval_from_rate(self.bg_payload_bytes, self.bg_mbps * 1e6 / f64::from(self.bg_flows))
+    }
+
+    /// The bottleneck's radio links, A → B and B → A (the followers' downlink and
+    /// uplink), if [`ScenarioConfig::link`] is given: each direction's own random
+    /// stream, and an unbounded buffer (the device queue bounds what waits there).
+    pub fn radio_links(&self) -> Result<Option<[RadioLink; 2]>, SimError> {
+        let Some(text) = &self.link else { return Ok(None) };
+        let bad = |e: String| SimError::invalid("link", e);
+        let (_, directions, timeline) = load_link_directions(text, None).map_err(|e| bad(e.to_string()))?;
+        if !timeline.steps.is_empty() {
+            return Err(bad("a timeline is `sim robot`'s; the study's bottleneck keeps one link".into()));
+        }
+        let (up, down) = directions.resolve(true, true);
+        let radio = |link: RadioLink, direction: u64| RadioLink {
+            queue: QueueLimit::default(),
+            seed: mix64(link.seed ^ mix64(self.seed) ^ direction),
+            ..link
+        };
+        Ok(Some([radio(down, 0), radio(up, 1)]))
     }
 
     /// The bottleneck's link parameters.
@@ -493,6 +559,11 @@ impl ScenarioConfig {
             Some(build_qdisc(self.scheduler, params(0))),
             Some(build_qdisc(self.scheduler, params(1))),
         );
+        if let Some(links) = self.radio_links()? {
+            for (ch, link) in [a_to_b, b_to_a].into_iter().zip(links) {
+                topo.channels[ch as usize].radio = Some(Radio::new(LinkModel::new(&link, 0)));
+            }
+        }
         topo.add_link(router_b, bg_b, access, fifo(), fifo());
         let follower_access = self.follower_access_link();
         for &f in &followers {
@@ -525,7 +596,7 @@ impl ScenarioConfig {
                     start: start + rng.below(jitter) + offset,
                     stop,
                     tag: class as u32,
-                    on_off: if class == OrchestratorLane::Background { self.bg_on_off() } else { None },
+                    on_off: if class == OrchestratorLane::Background { self.bg_on_off(index) } else { None },
                     deadline: self.deadlines.of(class).map(ms_to_ns),
                 });
             };
@@ -547,6 +618,22 @@ impl ScenarioConfig {
                 add(&mut sim, OrchestratorLane::Background, (bg_a, bg_b, j), bg);
                 add(&mut sim, OrchestratorLane::Background, (bg_b, bg_a, self.bg_flows + j), bg);
             }
+        }
+        // TCP cross traffic after the UDP background, in the draw order and the
+        // source ports: each direction's connections in turn.
+        let first_tcp_port = 2 * self.bg_flows;
+        for j in 0..2 * self.tcp_flows {
+            let (src, dst) = if j < self.tcp_flows { (bg_a, bg_b) } else { (bg_b, bg_a) };
+            sim.add_tcp(TcpApp {
+                src,
+                dst,
+                src_port: FIRST_SRC_PORT + (first_tcp_port + j) as u16,
+                dst_port: lane_port(OrchestratorLane::Background),
+                dscp: 0,
+                start: start + rng.below(jitter) + bg_offset,
+                stop,
+                tag: OrchestratorLane::Background as u32,
+            });
         }
         Ok((sim, [a_to_b, b_to_a]))
     }
@@ -581,6 +668,7 @@ pub fn run_scenario(config: &ScenarioConfig) -> Result<ScenarioResult, SimError>
     let flows: Vec<FlowRecord> = monitor
         .flows
         .into_iter()
+        .filter(|f| f.tag != ACK_TAG)
         .map(|f| FlowRecord {
             class: lane_of_tag(f.tag),
             src: names[f.key.src as usize].clone(),
@@ -588,6 +676,7 @@ pub fn run_scenario(config: &ScenarioConfig) -> Result<ScenarioResult, SimError>
             src_port: f.key.src_port,
             dst_port: f.key.dst_port,
             dscp: f.dscp,
+            protocol: f.key.protocol,
             active_ns: f.active_ns,
             deadline: f.deadline,
             stats: f.stats,

@@ -80,6 +80,12 @@ pub struct ChartData {
     pub burst_loss: Vec<Line>,
     /// Control packets lost or late for their deadline against background Mbit/s (%).
     pub deadline_miss: Vec<Line>,
+    /// Control delay against TCP connections per direction.
+    pub tcp_cross_delay: Vec<Line>,
+    /// Control loss against TCP connections per direction.
+    pub tcp_cross_loss: Vec<Line>,
+    /// The background's TCP throughput (Mbit/s) against TCP connections per direction.
+    pub tcp_cross_tcp: Vec<Line>,
 }
 
 fn figure_index(name: &str) -> usize {
@@ -98,18 +104,18 @@ fn cells(rows: &[&ClassSummary], figure: &str) -> Vec<Cell> {
 
 fn lines(study: &StudyResult, family: Family, figure: &str, x: fn(&ClassSummary) -> f64) -> Vec<Line> {
     let i = figure_index(figure);
-    lines_of(study, family, &|r| r.figures[i], x)
+    lines_of(study, (family, OrchestratorLane::Control), &|r| r.figures[i], x)
 }
 
-/// The control class's `value` against `x`, one line per scheduler × DSCP.
+/// A class's `value` against `x`, one line per scheduler × DSCP.
 fn lines_of(
     study: &StudyResult,
-    family: Family,
+    (family, class): (Family, OrchestratorLane),
     value: &dyn Fn(&ClassSummary) -> Figure,
     x: fn(&ClassSummary) -> f64,
 ) -> Vec<Line> {
     let mut out: Vec<Line> = Vec::new();
-    for r in study.rows(family, OrchestratorLane::Control) {
+    for r in study.rows(family, class) {
         let point = (x(r), value(r));
         match out.iter_mut().find(|l| l.scheduler == r.scheduler && l.dscp == r.dscp) {
             Some(line) => line.points.push(point),
@@ -150,6 +156,16 @@ pub fn chart_data(study: &StudyResult) -> ChartData {
         access_loss: lines(study, Family::Access, "loss_pct", |r| r.follower_access_mbps),
         burst_delay: lines(study, Family::Burst, "delay_ms", |r| r.bg_burst_ms),
         burst_loss: lines(study, Family::Burst, "loss_pct", |r| r.bg_burst_ms),
-        deadline_miss: lines_of(study, Family::Deadline, &|r| r.deadline_miss_pct, |r| r.bg_mbps),
+        deadline_miss: lines_of(study, (Family::Deadline, OrchestratorLane::Control), &|r| r.deadline_miss_pct, |r| {
+            r.bg_mbps
+        }),
+        tcp_cross_delay: lines(study, Family::TcpCross, "delay_ms", |r| f64::from(r.tcp_flows)),
+        tcp_cross_loss: lines(study, Family::TcpCross, "loss_pct", |r| f64::from(r.tcp_flows)),
+        tcp_cross_tcp: lines_of(
+            study,
+            (Family::TcpCross, OrchestratorLane::Background),
+            &|r| r.tcp_throughput_mbps,
+            |r| f64::from(r.tcp_flows),
+        ),
     }
 }

@@ -45,6 +45,13 @@ pub enum Family {
     /// The load sweep with each class's application deadline: how many packets each
     /// scheduler delivers too late to use (the seed's "application-level deadlines").
     Deadline,
+    /// Bulk TCP connections (CUBIC) beside half the UDP background, their number
+    /// swept: cross traffic that fills whatever queue it meets (the seed's "mixed
+    /// TCP/UDP cross traffic").
+    TcpCross,
+    /// The bottleneck as a radio link (`--link` SPECs: loss, Gilbert–Elliott bursts,
+    /// a delivery trace), one point per SPEC (the seed's "wireless links").
+    Wireless,
     /// The base scenario alone (`bauxite sim run`).
     Run,
 }
@@ -52,7 +59,7 @@ pub enum Family {
 impl Family {
     /// What `--family all` runs: the seed's three families, the queue sweep and the
     /// seed's future work.
-    pub const ALL: [Family; 7] = [
+    pub const ALL: [Family; 9] = [
         Family::Compare,
         Family::Load,
         Family::Followers,
@@ -60,6 +67,8 @@ impl Family {
         Family::Access,
         Family::Burst,
         Family::Deadline,
+        Family::TcpCross,
+        Family::Wireless,
     ];
 
     /// The CSV name.
@@ -72,11 +81,13 @@ impl Family {
             Family::Access => "access",
             Family::Burst => "burst",
             Family::Deadline => "deadline",
+            Family::TcpCross => "tcp-cross",
+            Family::Wireless => "wireless",
             Family::Run => "run",
         }
     }
 
-    /// Parses `compare|load|followers|queue|access|burst|deadline|all` (comma-separated lists allowed),
+    /// Parses `compare|load|followers|queue|access|burst|deadline|tcp-cross|wireless|all` (comma-separated lists allowed),
     /// without duplicates, in the order given.
     pub fn parse_list(s: &str) -> Result<Vec<Family>, SimError> {
         let mut out = Vec::new();
@@ -107,9 +118,14 @@ impl FromStr for Family {
             "access" => Ok(Family::Access),
             "burst" => Ok(Family::Burst),
             "deadline" => Ok(Family::Deadline),
+            "tcp-cross" => Ok(Family::TcpCross),
+            "wireless" => Ok(Family::Wireless),
             _ => Err(SimError::invalid(
                 "family",
-                format!("unknown family `{s}` (compare, load, followers, queue, access, burst, deadline or all)"),
+                format!(
+                    "unknown family `{s}` (compare, load, followers, queue, access, burst, deadline, tcp-cross, \
+                     wireless or all)"
+                ),
             )),
         }
     }
@@ -202,6 +218,12 @@ pub struct StudyConfig {
     /// Burst lengths of the burst family, ms.
     #[serde(default = "default_burst_ms")]
     pub burst_ms: Vec<f64>,
+    /// TCP connections per direction of the tcp-cross family.
+    #[serde(default = "default_tcp_flow_counts")]
+    pub tcp_flow_counts: Vec<u32>,
+    /// The wireless family's bottleneck links, `--link` SPECs.
+    #[serde(default = "default_wireless_links")]
+    pub wireless_links: Vec<String>,
     /// Worker threads (0: one per core). Not part of what a study computes, so
     /// shards run with different `--jobs` still merge.
     #[serde(skip)]
@@ -222,6 +244,8 @@ impl Default for StudyConfig {
             queue_limits: vec![10, 20, 40, 80, 160],
             access_mbps: default_access_mbps(),
             burst_ms: default_burst_ms(),
+            tcp_flow_counts: default_tcp_flow_counts(),
+            wireless_links: default_wireless_links(),
             jobs: 0,
         }
     }
@@ -235,6 +259,22 @@ fn default_access_mbps() -> Vec<f64> {
 /// The burst family's lengths: a few packets to whole seconds of background.
 fn default_burst_ms() -> Vec<f64> {
     vec![1.0, 10.0, 100.0, 1000.0]
+}
+
+/// The tcp-cross family's connections per direction: one to as many as iperf3 -P 8.
+fn default_tcp_flow_counts() -> Vec<u32> {
+    vec![1, 2, 4, 8]
+}
+
+/// The wireless family's links: the seed's bottleneck (10 Mbit/s, 5 ms) as a radio
+/// with no loss (the reference: the wire's figures), 1 % independent loss, and
+/// Gilbert–Elliott bursts of loss (1 % of packets start a burst, a burst lasts 4
+/// packets on average and loses 80 % of them: about 3 % lost). Traces are files:
+/// `--wireless-values 'trace=FILE,delay=5ms;…'`.
+fn default_wireless_links() -> Vec<String> {
+    ["rate=10mbit,delay=5ms", "rate=10mbit,delay=5ms,loss=1%", "rate=10mbit,delay=5ms,ge=1%/25%/80%/0"]
+        .map(String::from)
+        .to_vec()
 }
 
 /// One planned run.
@@ -396,6 +436,27 @@ impl StudyConfig {
                         grid(&mut points, family, &|c| c.bg_burst_ms = ms);
                     }
                 }
+                Family::TcpCross => {
+                    if self.tcp_flow_counts.is_empty() {
+                        return Err(SimError::invalid("tcp-values", "the TCP sweep needs at least one count"));
+                    }
+                    // Half the base's UDP background: TCP takes what is left of the
+                    // link, so the mix has both kinds of cross traffic.
+                    for &n in &self.tcp_flow_counts {
+                        grid(&mut points, family, &|c| {
+                            c.tcp_flows = n;
+                            c.bg_mbps = self.base.bg_mbps / 2.0;
+                        });
+                    }
+                }
+                Family::Wireless => {
+                    if self.wireless_links.is_empty() {
+                        return Err(SimError::invalid("wireless-values", "the wireless sweep needs at least one link"));
+                    }
+                    for link in &self.wireless_links {
+                        grid(&mut points, family, &|c| c.link = Some(link.clone()));
+                    }
+                }
                 Family::Deadline => {
                     if self.load_bg_mbps.is_empty() {
                         return Err(SimError::invalid("load-bg-mbps", "the deadline sweep needs at least one rate"));
@@ -546,6 +607,10 @@ pub struct ClassSummary {
     pub follower_access_mbps: f64,
     /// Background burst length, ms (0: steady).
     pub bg_burst_ms: f64,
+    /// TCP connections per direction.
+    pub tcp_flows: u32,
+    /// The bottleneck's `--link` SPEC (empty: the wire).
+    pub link: String,
     /// Class.
     pub class: OrchestratorLane,
     /// Seeds aggregated.
@@ -561,6 +626,8 @@ pub struct ClassSummary {
     pub figures: [Figure; 6],
     /// Packets lost or later than the class's deadline, percent (none without a deadline).
     pub deadline_miss_pct: Figure,
+    /// The class's TCP flows' throughput, Mbit/s (none without TCP flows).
+    pub tcp_throughput_mbps: Figure,
 }
 
 impl ClassSummary {
@@ -721,8 +788,11 @@ fn aggregate(runs: &[(RunSpec, ScenarioResult)], seeds: usize) -> Vec<ClassSumma
                 let (mean, ci95) = mean_ci95(&values);
                 *figure = Figure { mean, ci95 };
             }
-            let misses: Vec<f64> = rows.iter().filter_map(|r| r.deadline_miss_pct).collect();
-            let (mean, ci95) = mean_ci95(&misses);
+            let of = |figure: fn(&ClassRow) -> Option<f64>| {
+                let values: Vec<f64> = rows.iter().filter_map(|r| figure(r)).collect();
+                let (mean, ci95) = mean_ci95(&values);
+                Figure { mean, ci95 }
+            };
             let c = &spec.config;
             out.push(ClassSummary {
                 family: spec.family,
@@ -733,7 +803,10 @@ fn aggregate(runs: &[(RunSpec, ScenarioResult)], seeds: usize) -> Vec<ClassSumma
                 queue_packets: c.queue_packets,
                 follower_access_mbps: c.follower_access_mbps.unwrap_or(c.access_mbps),
                 bg_burst_ms: c.bg_burst_ms,
-                deadline_miss_pct: Figure { mean, ci95 },
+                tcp_flows: c.tcp_flows,
+                link: c.link.clone().unwrap_or_default(),
+                deadline_miss_pct: of(|r| r.deadline_miss_pct),
+                tcp_throughput_mbps: of(|r| r.tcp_throughput_mbps),
                 class,
                 seeds: rows.len() as u32,
                 flows: class_row.flows,

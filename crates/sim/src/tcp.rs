@@ -1,4 +1,5 @@
-//! The video's TCP, as much of it as the video's sender needs.
+//! TCP as much of it as a bulk sender needs: the `sim robot` video's, and the study's
+//! TCP cross traffic (`--tcp-flows`).
 //!
 //! **The model** is CUBIC (Linux's default, RFC 9438) with selective
 //! acknowledgements and ACK clocking: one ACK per segment; slow start, then the cubic

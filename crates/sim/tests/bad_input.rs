@@ -35,6 +35,13 @@ fn each_bad_parameter_names_its_flag() {
         (ScenarioConfig { followers: 16_001, ..d() }, "--followers"),
         (ScenarioConfig { followers: u32::MAX, ..d() }, "--followers"),
         (ScenarioConfig { bg_flows: 8_001, ..d() }, "--bg-flows"),
+        // The seed's future work: access links, bursts, TCP, deadlines.
+        (ScenarioConfig { follower_access_mbps: Some(0.0), ..d() }, "--follower-access-mbps"),
+        (ScenarioConfig { bg_burst_ms: -1.0, ..d() }, "--bg-burst"),
+        (ScenarioConfig { bg_burst_ms: 30_000.0, ..d() }, "--bg-burst"),
+        (ScenarioConfig { bg_burst_ms: 10.0, bg_burst_pareto: Some(1.0), ..d() }, "--bg-burst-pareto"),
+        (ScenarioConfig { bg_burst_ms: 10.0, bg_burst_pareto: Some(f64::NAN), ..d() }, "--bg-burst-pareto"),
+        (ScenarioConfig { tcp_flows: 8_000, ..d() }, "--tcp-flows"),
     ];
     for (config, flag) in cases {
         let message = error_of(config);
@@ -43,6 +50,12 @@ fn each_bad_parameter_names_its_flag() {
     // The limits themselves are fine.
     let most = ScenarioConfig { followers: 16_000, bg_flows: 8_000, bottleneck_delay_ms: 86_400_000.0, ..d() };
     assert!(most.validate().is_ok());
+    let mut c = d();
+    c.deadlines.set("control=-3").expect("a class and a number");
+    assert!(error_of(c).starts_with("--deadline"));
+    let mut c = d();
+    assert!(c.deadlines.set("background=10").unwrap_err().to_string().contains("background has no deadline"));
+    assert!(c.deadlines.set("control=soon").unwrap_err().to_string().contains("`soon` is not a number"));
     let mut c = d();
     c.control.pps = 0.0;
     assert!(error_of(c).starts_with("--control-pps"));

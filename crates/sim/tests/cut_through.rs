@@ -66,6 +66,21 @@ fn networks() -> Vec<ScenarioConfig> {
             bulk: same,
             ..base.clone()
         });
+        // TCP cross traffic: its packets end in arrival events, its ACKs cross the
+        // far routers' links the other way, and it keeps the bottleneck full.
+        configs.push(ScenarioConfig { scheduler, tcp_flows: 2, bg_mbps: 6.0, ..base.clone() });
+        // A radio bottleneck: nothing cuts through into or out of it.
+        let link = Some("up=rate=8mbit,delay=5ms,ge=1%/25%/80%/0,down=rate=10mbit,delay=2ms,loss=1%".to_string());
+        configs.push(ScenarioConfig { scheduler, tcp_flows: 1, link, ..base.clone() });
+        configs.push(ScenarioConfig {
+            scheduler,
+            tcp_flows: 3,
+            bg_flows: 0,
+            access_mbps: 8.0,
+            access_delay_ms: 0.0,
+            device_queue_packets: 3,
+            ..base.clone()
+        });
     }
     configs
 }

@@ -81,7 +81,11 @@ fn several_seeds_give_confidence_columns_after_the_leading_ones() {
             "follower_access_mbps",
             "bg_burst_ms",
             "deadline_miss_pct",
-            "deadline_miss_pct_ci95"
+            "deadline_miss_pct_ci95",
+            "tcp_flows",
+            "tcp_throughput_mbps",
+            "tcp_throughput_mbps_ci95",
+            "link"
         ]
     );
     // FIFO's control loss depends on the start phases: the three seeds differ.

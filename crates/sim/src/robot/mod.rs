@@ -30,7 +30,6 @@ pub mod egress;
 pub mod metrics;
 pub mod output;
 pub mod sweep;
-pub mod tcp;
 mod world;
 
 use std::time::Duration;

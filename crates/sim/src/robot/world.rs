@@ -18,8 +18,8 @@ use bauxite_core::rng::{SplitMix64, mix64};
 use bauxite_core::{BitRate, PacketKey, RateSetting};
 
 use super::egress::{Egress, Queued};
-use super::tcp::{self, Segment};
 use super::{Phase, PhaseTrace, RateMode, RobotConfig};
+use crate::tcp::{self, Segment};
 use bauxite_core::figures::CapacitySchedule;
 
 /// UDP and IP headers on a message.
