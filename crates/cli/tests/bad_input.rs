@@ -168,6 +168,32 @@ fn sim_study_bounds_jobs_and_seeds() {
     assert!(!out.exists(), "a refused study writes nothing");
 }
 
+/// The seed's future work's options: a bad value names its flag and writes nothing.
+#[test]
+fn sim_run_refuses_bad_future_work_options() {
+    let out = scratch("future-work");
+    let _cleanup = Remove(out.clone());
+    let out_arg = out.to_str().unwrap();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["sim", "run", "--scheduler", "fifo", "--duration", "2", "--out", out_arg];
+        args.extend_from_slice(extra);
+        refused(&args)
+    };
+    let stderr = run(&["--bg-burst-pareto", "1.5"]);
+    assert!(stderr.contains("--bg-burst-pareto: needs --bg-burst"), "{stderr}");
+    let stderr = run(&["--bg-burst", "10", "--bg-burst-pareto", "0.9"]);
+    assert!(stderr.contains("--bg-burst-pareto: a Pareto shape of more than 1"), "{stderr}");
+    let stderr = run(&["--link", "rate=10mbit,los=1%"]);
+    assert!(stderr.contains("--link") && stderr.contains("unknown key `los`"), "{stderr}");
+    let stderr = run(&["--link", "trace=/nonexistent/trace.up"]);
+    assert!(stderr.contains("--link") && stderr.contains("/nonexistent/trace.up"), "{stderr}");
+    let stderr = run(&["--deadline", "background=5"]);
+    assert!(stderr.contains("--deadline") && stderr.contains("background has no deadline"), "{stderr}");
+    let stderr = run(&["--tcp-flows", "9000"]);
+    assert!(stderr.contains("--tcp-flows: at most 8000"), "{stderr}");
+    assert!(!out.exists(), "a refused run writes nothing");
+}
+
 /// Issue 10 #3/#10: a demo `--rate` the shaper cannot take is refused before phase 1
 /// runs, not by `bauxite up` when phase 2 starts.
 #[test]

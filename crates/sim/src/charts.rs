@@ -153,6 +153,17 @@ pub fn write(dir: &Path, data: &ChartData) -> Result<Vec<PathBuf>, ChartError> {
             .write(&dir.join("deadline_sweep_miss"))?,
         );
     }
+    if !data.wireless_delay.is_empty() {
+        let x_label = "the bottleneck's link (1, 2, …: the study's --wireless-values, in order)";
+        files.extend(
+            sweep("Control delay: wireless sweep", x_label, "mean delay (ms)", &data.wireless_delay)
+                .write(&dir.join("wireless_sweep_delay"))?,
+        );
+        files.extend(
+            sweep("Control loss: wireless sweep", x_label, "loss (%)", &data.wireless_loss)
+                .write(&dir.join("wireless_sweep_loss"))?,
+        );
+    }
     if !data.tcp_cross_tcp.is_empty() {
         files.extend(
             sweep(

@@ -86,6 +86,10 @@ pub struct ChartData {
     pub tcp_cross_loss: Vec<Line>,
     /// The background's TCP throughput (Mbit/s) against TCP connections per direction.
     pub tcp_cross_tcp: Vec<Line>,
+    /// Control delay against the wireless family's link (its number, from 1).
+    pub wireless_delay: Vec<Line>,
+    /// Control loss against the wireless family's link (its number, from 1).
+    pub wireless_loss: Vec<Line>,
 }
 
 fn figure_index(name: &str) -> usize {
@@ -102,7 +106,7 @@ fn cells(rows: &[&ClassSummary], figure: &str) -> Vec<Cell> {
     rows.iter().map(|r| Cell { scheduler: r.scheduler, class: r.class, value: r.figures[i] }).collect()
 }
 
-fn lines(study: &StudyResult, family: Family, figure: &str, x: fn(&ClassSummary) -> f64) -> Vec<Line> {
+fn lines(study: &StudyResult, family: Family, figure: &str, x: &dyn Fn(&ClassSummary) -> f64) -> Vec<Line> {
     let i = figure_index(figure);
     lines_of(study, (family, OrchestratorLane::Control), &|r| r.figures[i], x)
 }
@@ -112,7 +116,7 @@ fn lines_of(
     study: &StudyResult,
     (family, class): (Family, OrchestratorLane),
     value: &dyn Fn(&ClassSummary) -> Figure,
-    x: fn(&ClassSummary) -> f64,
+    x: &dyn Fn(&ClassSummary) -> f64,
 ) -> Vec<Line> {
     let mut out: Vec<Line> = Vec::new();
     for r in study.rows(family, class) {
@@ -123,6 +127,12 @@ fn lines_of(
         }
     }
     out
+}
+
+/// The wireless family's x: its link's number in the study's list, from 1 (the
+/// chart's axis names them).
+fn link_number(study: &StudyResult) -> impl Fn(&ClassSummary) -> f64 + '_ {
+    |r| study.config.wireless_links.iter().position(|l| *l == r.link).map_or(0.0, |i| (i + 1) as f64)
 }
 
 /// Extracts the chart series of `study`; families that did not run give empty series.
@@ -146,26 +156,28 @@ pub fn chart_data(study: &StudyResult) -> ChartData {
         heatmap_loss: cells(&dscp_on, "loss_pct"),
         fairness_throughput: cells(&dscp_on, "jain_throughput"),
         fairness_inverse_delay: cells(&dscp_on, "jain_inverse_delay"),
-        load_delay: lines(study, Family::Load, "delay_ms", |r| r.bg_mbps),
-        load_loss: lines(study, Family::Load, "loss_pct", |r| r.bg_mbps),
-        followers_delay: lines(study, Family::Followers, "delay_ms", |r| r.followers as f64),
-        followers_loss: lines(study, Family::Followers, "loss_pct", |r| r.followers as f64),
-        queue_delay: lines(study, Family::Queue, "delay_ms", |r| r.queue_packets as f64),
-        queue_loss: lines(study, Family::Queue, "loss_pct", |r| r.queue_packets as f64),
-        access_delay: lines(study, Family::Access, "delay_ms", |r| r.follower_access_mbps),
-        access_loss: lines(study, Family::Access, "loss_pct", |r| r.follower_access_mbps),
-        burst_delay: lines(study, Family::Burst, "delay_ms", |r| r.bg_burst_ms),
-        burst_loss: lines(study, Family::Burst, "loss_pct", |r| r.bg_burst_ms),
-        deadline_miss: lines_of(study, (Family::Deadline, OrchestratorLane::Control), &|r| r.deadline_miss_pct, |r| {
+        load_delay: lines(study, Family::Load, "delay_ms", &|r| r.bg_mbps),
+        load_loss: lines(study, Family::Load, "loss_pct", &|r| r.bg_mbps),
+        followers_delay: lines(study, Family::Followers, "delay_ms", &|r| r.followers as f64),
+        followers_loss: lines(study, Family::Followers, "loss_pct", &|r| r.followers as f64),
+        queue_delay: lines(study, Family::Queue, "delay_ms", &|r| r.queue_packets as f64),
+        queue_loss: lines(study, Family::Queue, "loss_pct", &|r| r.queue_packets as f64),
+        access_delay: lines(study, Family::Access, "delay_ms", &|r| r.follower_access_mbps),
+        access_loss: lines(study, Family::Access, "loss_pct", &|r| r.follower_access_mbps),
+        burst_delay: lines(study, Family::Burst, "delay_ms", &|r| r.bg_burst_ms),
+        burst_loss: lines(study, Family::Burst, "loss_pct", &|r| r.bg_burst_ms),
+        deadline_miss: lines_of(study, (Family::Deadline, OrchestratorLane::Control), &|r| r.deadline_miss_pct, &|r| {
             r.bg_mbps
         }),
-        tcp_cross_delay: lines(study, Family::TcpCross, "delay_ms", |r| f64::from(r.tcp_flows)),
-        tcp_cross_loss: lines(study, Family::TcpCross, "loss_pct", |r| f64::from(r.tcp_flows)),
+        tcp_cross_delay: lines(study, Family::TcpCross, "delay_ms", &|r| f64::from(r.tcp_flows)),
+        tcp_cross_loss: lines(study, Family::TcpCross, "loss_pct", &|r| f64::from(r.tcp_flows)),
         tcp_cross_tcp: lines_of(
             study,
             (Family::TcpCross, OrchestratorLane::Background),
             &|r| r.tcp_throughput_mbps,
-            |r| f64::from(r.tcp_flows),
+            &|r| f64::from(r.tcp_flows),
         ),
+        wireless_delay: lines(study, Family::Wireless, "delay_ms", &link_number(study)),
+        wireless_loss: lines(study, Family::Wireless, "loss_pct", &link_number(study)),
     }
 }
