@@ -130,8 +130,9 @@ pub struct Channel {
     /// A packet may cut through into this channel only if its transmission here
     /// takes less than this (0: never); see [`crate::engine`].
     pub cut_through_below: Nanos,
-    /// The link model of a radio channel (none: a wire at `config`'s rate).
-    pub radio: Option<Radio>,
+    /// The link model of a radio channel (none: a wire at `config`'s rate). Boxed:
+    /// the model is large, and a wire's channel stays the size that fits the hot loop.
+    pub radio: Option<Box<Radio>>,
     /// Counters.
     pub stats: ChannelStats,
 }

@@ -561,7 +561,7 @@ impl ScenarioConfig {
         );
         if let Some(links) = self.radio_links()? {
             for (ch, link) in [a_to_b, b_to_a].into_iter().zip(links) {
-                topo.channels[ch as usize].radio = Some(Radio::new(LinkModel::new(&link, 0)));
+                topo.channels[ch as usize].radio = Some(Box::new(Radio::new(LinkModel::new(&link, 0))));
             }
         }
         topo.add_link(router_b, bg_b, access, fifo(), fifo());
