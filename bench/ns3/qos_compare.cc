@@ -33,11 +33,11 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
-#include <vector>
 #include <cmath>
 #include <iostream>
 #include <map>
 #include <string>
+#include <vector>
 
 using namespace ns3;
 

@@ -73,7 +73,8 @@ struct TcpConnection {
 }
 
 /// What a TCP packet in a pool slot carries: its connection, its transmission
-/// number (an ACK's: the one it acknowledges) and a segment's byte range.
+/// number (an ACK's: the one it acknowledges), a segment's byte range, or an ACK's
+/// cumulative acknowledgement (in `start`: every byte before it arrived).
 #[derive(Clone, Copy, Debug, Default)]
 struct TcpCarried {
     connection: u32,
@@ -326,11 +327,11 @@ impl Simulator {
         let index = carried.connection;
         let connection = &mut self.connections[index as usize];
         if packet.flow == connection.ack_flow {
-            connection.sender.on_ack(carried.tx, self.now);
+            connection.sender.on_ack_cumulative(carried.tx, carried.start, self.now);
             self.tcp_send(index);
             return;
         }
-        connection.receiver.on_segment(carried.start, carried.len);
+        let delivered_to = connection.receiver.on_segment(carried.start, carried.len);
         let ack = SimPacket {
             flow: connection.ack_flow,
             dst: connection.app.src,
@@ -341,7 +342,8 @@ impl Simulator {
             tcp: true,
         };
         let from = connection.app.dst;
-        self.send_tcp_packet(from, ack, TcpCarried { connection: index, len: 0, tx: carried.tx, start: 0 });
+        let carried = TcpCarried { connection: index, len: 0, tx: carried.tx, start: delivered_to };
+        self.send_tcp_packet(from, ack, carried);
     }
 
     /// Connection `index` sends what its window allows, then arms its timer.

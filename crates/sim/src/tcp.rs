@@ -431,11 +431,37 @@ impl Sender {
 
     /// The ACK of transmission `tx` arrived at `now_ns`.
     pub fn on_ack(&mut self, tx: u64, now_ns: u64) {
+        self.acknowledge(tx, now_ns, true);
+    }
+
+    /// The ACK of transmission `tx` arrived at `now_ns`, saying that the receiver has
+    /// every byte before `delivered_to` (its cumulative acknowledgement, as every real
+    /// ACK carries). A segment wholly before that arrived even if its own ACK was lost
+    /// on the way back (a congested reverse queue drops them): it is acknowledged
+    /// here, oldest first and without an RTT sample, before `tx`, and not taken for
+    /// lost. Ranges waiting to be resent that arrived need not be.
+    pub fn on_ack_cumulative(&mut self, tx: u64, delivered_to: u64, now_ns: u64) {
+        let covered: Vec<u64> = self
+            .in_flight
+            .range(..tx)
+            .filter(|(_, s)| s.start + u64::from(s.len) <= delivered_to)
+            .map(|(&t, _)| t)
+            .collect();
+        for t in covered {
+            self.acknowledge(t, now_ns, false);
+        }
+        self.lost.retain(|&(start, len)| start + u64::from(len) > delivered_to);
+        self.acknowledge(tx, now_ns, true);
+    }
+
+    /// Transmission `tx` is acknowledged at `now_ns`; `own_ack`: by its own ACK, whose
+    /// timing is its round trip.
+    fn acknowledge(&mut self, tx: u64, now_ns: u64, own_ack: bool) {
         self.blocked = false;
         self.judge_timeout(tx);
         let Some(seg) = self.in_flight.remove(&tx) else { return };
         self.acked_bytes += u64::from(seg.len);
-        if !seg.retransmission {
+        if own_ack && !seg.retransmission {
             let rtt_ns = now_ns.saturating_sub(seg.sent_ns);
             self.rtt_sample(rtt_ns as f64);
             // As Linux: CUBIC's `pkts_acked` (HyStart) before the window's growth.
@@ -750,6 +776,34 @@ mod tests {
         }
         assert_eq!(send_all(&mut s, 10_000_000).len(), 20);
         assert_eq!(s.unsent(), 70 * u64::from(MSS));
+    }
+
+    #[test]
+    fn a_lost_ack_is_covered_by_the_next_cumulative_one_and_nothing_is_resent() {
+        let mut s = Sender::default();
+        s.write(100 * u64::from(MSS), 0);
+        let first = send_all(&mut s, 0);
+        // The ACK of the third segment is lost on the way back; the fourth's says
+        // every byte before the fifth arrived.
+        let (mut lossy, mut cumulative) = (s.clone(), s.clone());
+        for seg in first.iter().take(2) {
+            lossy.on_ack(seg.tx, 10_000_000);
+            cumulative.on_ack_cumulative(seg.tx, seg.start + u64::from(seg.len), 10_000_000);
+        }
+        let fourth = first[3];
+        lossy.on_ack(fourth.tx, 10_000_000);
+        cumulative.on_ack_cumulative(fourth.tx, fourth.start + u64::from(fourth.len), 10_000_000);
+        // Per-segment ACKs alone take the third for lost: resent, and the window cut.
+        assert_eq!(lossy.next_segment().map(|s| s.retransmission), Some(true));
+        assert!(lossy.cwnd < 10.0, "a reduction: {}", lossy.cwnd);
+        // The cumulative ACK says it arrived: no resend, and slow start goes on.
+        assert_eq!(cumulative.next_segment().map(|s| s.retransmission), Some(false));
+        assert_eq!(cumulative.cwnd, 14.0, "ten, and one per segment acknowledged (four)");
+        assert_eq!(cumulative.acked_bytes, 4 * u64::from(MSS));
+        // A hole is still a hole: a cumulative point before the lost segment changes nothing.
+        let mut hole = s.clone();
+        hole.on_ack_cumulative(first[5].tx, first[2].start, 10_000_000);
+        assert_eq!(hole.next_segment().map(|s| s.retransmission), Some(true), "0–4 unacknowledged: lost");
     }
 
     /// Frames of `segments` every 10 ms (the round trip) for `rounds`, each
