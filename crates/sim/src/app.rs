@@ -243,12 +243,12 @@ mod tests {
         assert_eq!(UdpApp::interval_from_pps(200.0), 5_000_000_000);
     }
 
-    #[test]
-    fn bursts_keep_the_mean_rate_and_send_at_twice_it_while_on() {
-        // 12 Mbit/s of 1400-byte payloads (one every 933.3 µs) in bursts of 10 ms:
-        // 21 packets 466.7 µs apart, a burst every 21 mean intervals (19.6 ms).
+    /// 12 Mbit/s of 1400-byte payloads (one every 933.3 µs) from 0 to `stop_s`, in
+    /// bursts of 10 ms: 21 packets 466.7 µs apart, a burst every 21 mean intervals
+    /// (19.6 ms), each burst and silence drawn from `pareto` if given.
+    fn bursty(stop_s: u64, pareto: Option<Pareto>) -> UdpApp {
         let interval_ps = UdpApp::interval_from_rate(1400, 12e6);
-        let mut app = UdpApp {
+        UdpApp {
             src: 0,
             dst: 1,
             src_port: 1,
@@ -257,16 +257,16 @@ mod tests {
             dscp: 0,
             interval_ps,
             start: 0,
-            stop: 10_000_000_000,
+            stop: stop_s * 1_000_000_000,
             tag: 0,
-            on_off: Some(OnOff {
-                burst_packets: 21,
-                gap_ps: interval_ps / 2,
-                period_ps: 21 * interval_ps,
-                pareto: None,
-            }),
+            on_off: Some(OnOff { burst_packets: 21, gap_ps: interval_ps / 2, period_ps: 21 * interval_ps, pareto }),
             deadline: None,
-        };
+        }
+    }
+
+    #[test]
+    fn bursts_keep_the_mean_rate_and_send_at_twice_it_while_on() {
+        let mut app = bursty(10, None);
         assert_eq!(app.send_time(1), Some(466_667), "twice the rate within a burst");
         assert_eq!(app.send_time(20), Some(9_333_333), "the burst's last packet");
         assert_eq!(app.send_time(21), Some(19_600_000), "the next burst, a period after the first");
@@ -278,22 +278,8 @@ mod tests {
     #[test]
     fn pareto_bursts_keep_the_mean_rate_in_expectation_and_vary_in_length() {
         // The pattern above with Pareto(1.5) bursts and silences, over 200 s.
-        let interval_ps = UdpApp::interval_from_rate(1400, 12e6);
-        let pattern = OnOff { burst_packets: 21, gap_ps: interval_ps / 2, period_ps: 21 * interval_ps, pareto: None };
-        let mut app = UdpApp {
-            src: 0,
-            dst: 1,
-            src_port: 1,
-            dst_port: 2,
-            payload: 1400,
-            dscp: 0,
-            interval_ps,
-            start: 0,
-            stop: 200_000_000_000,
-            tag: 0,
-            on_off: Some(OnOff { pareto: Some(Pareto::new(1.5, 7)), ..pattern }),
-            deadline: None,
-        };
+        let mut app = bursty(200, Some(Pareto::new(1.5, 7)));
+        let interval_ps = app.interval_ps;
         let times: Vec<u64> = (0..).map_while(|k| app.send_time(k)).collect();
         let mean_bps = times.len() as f64 * 1400.0 * 8.0 / 200.0;
         // A Pareto(1.5) mean converges slowly (infinite variance): within 20 %.
