@@ -50,7 +50,11 @@ enum Ev {
     Step(u32),
     Egress,
     Link,
-    Ack(u64),
+    /// The ACK of a transmission, with the receiver's cumulative point then.
+    Ack {
+        tx: u64,
+        delivered_to: u64,
+    },
     ProbeReply(u64),
     /// On the downlink: a packet the link delivered reaches the robot's ingress shaper.
     Ingress(u32),
@@ -286,8 +290,8 @@ impl<'a> World<'a> {
             Ev::Egress if self.egress_armed == Some(self.now) => self.serve_egress(),
             Ev::Link if self.link_armed == Some(self.now) => self.serve_link(),
             Ev::Egress | Ev::Link => {}
-            Ev::Ack(tx) => {
-                self.sender.on_ack(tx, self.now);
+            Ev::Ack { tx, delivered_to } => {
+                self.sender.on_ack_cumulative(tx, delivered_to, self.now);
                 self.pump_tcp();
             }
             Ev::ProbeReply(sent_ns) => self.probe_answered(sent_ns),
@@ -588,7 +592,7 @@ impl<'a> World<'a> {
                         bytes: f.bytes,
                     });
                 }
-                self.schedule(at + self.return_ns, Ev::Ack(segment.tx));
+                self.schedule(at + self.return_ns, Ev::Ack { tx: segment.tx, delivered_to: reach });
             }
         }
     }
