@@ -66,7 +66,7 @@ fn two_hosts() -> (Netns, Netns) {
 }
 
 fn request(seq: u32) -> Vec<u8> {
-    probe::Repr { kind: Kind::EchoRequest, tagged: false, stream: 0, seq, sent_ns: 1 }.to_vec(64)
+    probe::Repr { kind: Kind::EchoRequest, tagged: false, stream: 0, seq, sent_ns: 1, receive_time_ns: None }.to_vec(64)
 }
 
 /// Sends one UDP datagram with a forged source, from a raw socket in `ns`.
@@ -172,7 +172,7 @@ fn a_probe_spoofed_between_two_reflectors_gets_at_most_one_answer() {
 }
 
 fn reply(seq: u32) -> Vec<u8> {
-    probe::Repr { kind: Kind::EchoReply, tagged: false, stream: 0, seq, sent_ns: 1 }.to_vec(64)
+    probe::Repr { kind: Kind::EchoReply, tagged: false, stream: 0, seq, sent_ns: 1, receive_time_ns: None }.to_vec(64)
 }
 
 #[test]
@@ -209,7 +209,9 @@ fn with_a_key_file_only_signed_probes_are_answered_and_malformed_ones_never() {
     let key = ProbeKey::from_file(&file).unwrap();
     let at = SocketAddrV4::new(A, 7399);
     let signed = |seq| {
-        let mut bytes = probe::Repr { kind: Kind::EchoRequest, tagged: true, stream: 0, seq, sent_ns: 1 }.to_vec(64);
+        let mut bytes =
+            probe::Repr { kind: Kind::EchoRequest, tagged: true, stream: 0, seq, sent_ns: 1, receive_time_ns: None }
+                .to_vec(64);
         key.sign(&mut Packet::new_checked(&mut bytes[..]).unwrap());
         bytes
     };

@@ -153,7 +153,9 @@ fn the_reflector_counts_answers_and_refusals() {
     );
     let client = UdpSocket::bind("127.0.0.1:0").unwrap();
     client.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
-    let request = probe::Repr { kind: Kind::EchoRequest, tagged: false, stream: 0, seq: 1, sent_ns: 1 }.to_vec(64);
+    let request =
+        probe::Repr { kind: Kind::EchoRequest, tagged: false, stream: 0, seq: 1, sent_ns: 1, receive_time_ns: None }
+            .to_vec(64);
     // The reflector may still be starting: send until one answer comes (bounded: 30 s).
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut buf = [0u8; 256];

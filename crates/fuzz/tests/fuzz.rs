@@ -475,7 +475,14 @@ const WIRE_TOKENS: &[&[u8]] = &[b"BXP2", b"BXP1", b"BXV1", &[0], &[1], &[2], &[0
 #[test]
 #[ignore = "writes the checked-in corpus"]
 fn write_header_corpora() {
-    let probe_repr = |kind, tagged| probe::Repr { kind, tagged, stream: 7401, seq: 42, sent_ns: 123_456_789_012 };
+    let probe_repr = |kind, tagged| probe::Repr {
+        kind,
+        tagged,
+        stream: 7401,
+        seq: 42,
+        sent_ns: 123_456_789_012,
+        receive_time_ns: None,
+    };
     let data = probe_repr(probe::Kind::Data, false).to_vec(64);
     let request = probe_repr(probe::Kind::EchoRequest, false).to_vec(0);
     let tagged = probe_repr(probe::Kind::EchoRequest, true).to_vec(0);

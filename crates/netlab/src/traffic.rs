@@ -44,7 +44,14 @@ pub fn send_udp_from(socket: &UdpSocket, spec: &UdpStream, start: Instant, stop:
         if let Some(wait) = due.checked_duration_since(Instant::now()) {
             std::thread::sleep(wait);
         }
-        let header = probe::Repr { kind: Kind::Data, tagged: false, stream: spec.stream, seq, sent_ns: monotonic_ns() };
+        let header = probe::Repr {
+            kind: Kind::Data,
+            tagged: false,
+            stream: spec.stream,
+            seq,
+            sent_ns: monotonic_ns(),
+            receive_time_ns: None,
+        };
         let message = header.to_vec(spec.size);
         // A full socket buffer or an unreachable peer is the network's problem, not the generator's.
         let _ = socket.send_to(&message, spec.dst);

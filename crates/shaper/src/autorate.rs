@@ -101,7 +101,14 @@ impl Wire {
         match self {
             Wire::Bauxite(key) => {
                 let tagged = key.is_some();
-                let request = probe::Repr { kind: Kind::EchoRequest, tagged, stream: 0, seq, sent_ns: now_ns };
+                let request = probe::Repr {
+                    kind: Kind::EchoRequest,
+                    tagged,
+                    stream: 0,
+                    seq,
+                    sent_ns: now_ns,
+                    receive_time_ns: None,
+                };
                 // Room for the reflector's receive time in the reply.
                 let mut bytes = request.to_vec(probe::request_len_with_receive_time(tagged));
                 if let Some(key) = key {

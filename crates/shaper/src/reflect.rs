@@ -389,7 +389,8 @@ mod tests {
     const KEY: &[u8] = b"a shared secret of 32 bytes!!!!!";
 
     fn request(tagged: bool, len: usize) -> Vec<u8> {
-        let repr = probe::Repr { kind: Kind::EchoRequest, tagged, stream: 0, seq: 9, sent_ns: 77 };
+        let repr =
+            probe::Repr { kind: Kind::EchoRequest, tagged, stream: 0, seq: 9, sent_ns: 77, receive_time_ns: None };
         repr.to_vec(len)
     }
 
@@ -427,7 +428,9 @@ mod tests {
         let mut truncated = request(false, 0)[..19].to_vec();
         let mut garbage = vec![0x55; 64];
         let mut v1 = b"BXR1\0\0\0\x01\0\0\0\0\0\0\0\x05".to_vec();
-        let mut data = probe::Repr { kind: Kind::Data, tagged: false, stream: 1, seq: 1, sent_ns: 1 }.to_vec(64);
+        let mut data =
+            probe::Repr { kind: Kind::Data, tagged: false, stream: 1, seq: 1, sent_ns: 1, receive_time_ns: None }
+                .to_vec(64);
         for d in [&mut truncated, &mut garbage, &mut v1] {
             assert_eq!(r.answer(d, from, at(0)), Err(Refusal::Malformed));
         }

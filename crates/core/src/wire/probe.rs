@@ -117,7 +117,8 @@ impl<T: AsRef<[u8]>> Packet<T> {
     pub fn check_len(&self) -> Result<(), WireError> {
         let len = self.buffer.as_ref().len();
         check_len(WHAT, len, HEADER_LEN)?;
-        if self.tagged() { check_len(WHAT, len, HEADER_LEN + TAG_LEN) } else { Ok(()) }
+        let receive_time = if self.flags() & FLAG_RECEIVE_TIME != 0 { RECEIVE_TIME_LEN } else { 0 };
+        check_len(WHAT, len, self.receive_time_at() + receive_time)
     }
 
     /// The buffer back.
@@ -254,6 +255,9 @@ pub struct Repr {
     pub seq: u32,
     /// `CLOCK_MONOTONIC` send time, ns.
     pub sent_ns: u64,
+    /// In a reply flagged [`FLAG_RECEIVE_TIME`]: when the reflector received the
+    /// request, on its own monotonic clock, ns.
+    pub receive_time_ns: Option<u64>,
 }
 
 impl Repr {
@@ -281,6 +285,7 @@ impl Repr {
             stream: packet.stream(),
             seq: packet.seq(),
             sent_ns: packet.sent_ns(),
+            receive_time_ns: packet.receive_time_ns(),
         })
     }
 
@@ -289,9 +294,11 @@ impl Repr {
         Self::parse(&Packet::new_checked(bytes)?)
     }
 
-    /// Bytes the header takes (with its tag, when tagged).
+    /// Bytes the header takes (with its tag, when tagged, and its receive time).
     pub fn buffer_len(&self) -> usize {
-        if self.tagged { HEADER_LEN + TAG_LEN } else { HEADER_LEN }
+        let tag = if self.tagged { TAG_LEN } else { 0 };
+        let receive_time = if self.receive_time_ns.is_some() { RECEIVE_TIME_LEN } else { 0 };
+        HEADER_LEN + tag + receive_time
     }
 
     /// Writes the header; a tag's place is zeroed, for the signer to fill.
@@ -308,6 +315,9 @@ impl Repr {
         if let Some(tag) = packet.tag_mut() {
             tag.fill(0);
         }
+        if let Some(ns) = self.receive_time_ns {
+            packet.set_receive_time_ns(ns);
+        }
     }
 
     /// The message: this header padded with zeros to `len` bytes (at least the header).
@@ -323,7 +333,7 @@ mod tests {
     use super::*;
 
     fn repr(kind: Kind, tagged: bool) -> Repr {
-        Repr { kind, tagged, stream: 7401, seq: 42, sent_ns: 123_456_789_012 }
+        Repr { kind, tagged, stream: 7401, seq: 42, sent_ns: 123_456_789_012, receive_time_ns: None }
     }
 
     #[test]
@@ -388,6 +398,19 @@ mod tests {
             Repr::parse_bytes(&tagged[..HEADER_LEN + 5]).unwrap_err(),
             WireError::Truncated { what: "probe", len: HEADER_LEN + 5, need: HEADER_LEN + TAG_LEN }
         );
+    }
+
+    #[test]
+    fn a_receive_time_is_read_written_and_announced_by_its_flag() {
+        for tagged in [false, true] {
+            let reply = Repr { receive_time_ns: Some(987_654_321), ..repr(Kind::EchoReply, tagged) };
+            let bytes = reply.to_vec(0);
+            assert_eq!(bytes.len(), reply.buffer_len());
+            assert_eq!(Repr::parse_bytes(&bytes), Ok(reply), "tagged: {tagged}");
+            // The flag promises the 8 bytes: without them the reply is truncated.
+            let short = &bytes[..bytes.len() - 1];
+            assert!(matches!(Repr::parse_bytes(short), Err(WireError::Truncated { .. })), "tagged: {tagged}");
+        }
     }
 
     #[test]
