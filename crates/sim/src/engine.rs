@@ -588,7 +588,9 @@ impl Simulator {
 
     /// Hands radio channel `ch`'s link model packets (from its device queue, then its
     /// queue discipline) while its buffer has room, and has it polled when it next
-    /// has something due.
+    /// has something due. Out of line: a wire's [`Simulator::fill`] is the hot loop.
+    #[cold]
+    #[inline(never)]
     fn fill_radio(&mut self, ch: u32) {
         loop {
             let channel = &mut self.topology.channels[ch as usize];
