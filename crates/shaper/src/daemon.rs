@@ -22,7 +22,7 @@ use crate::reload::{self, Reload};
 use crate::ShaperError;
 use crate::controller::{Controller, LaneSample, Transition};
 use crate::features::{self, FeatureReport, KernelFacts};
-use crate::plan::{htb_tree, lane_minor, lane_policy, probability_to_u32, rule_set};
+use crate::plan::{Placement, htb_tree, lane_minor, lane_policy, probability_to_u32, rule_set};
 use crate::rtnl::{ClassStats, Link, LinkWatch, RootQdisc, Rtnl};
 use crate::state::{self, Owner, StateDir, StateFile};
 use crate::tc::{self, HTB_MAJOR, MARKER_MINOR, classid};
@@ -213,6 +213,13 @@ struct Preflight {
     features: FeatureReport,
 }
 
+impl Preflight {
+    /// Where this shaper's tree sits: the downlink's IFB is after the link.
+    fn placement(&self) -> Placement {
+        if self.ingress { Placement::AfterLink } else { Placement::BeforeLink }
+    }
+}
+
 /// Checks everything `up` needs before it changes anything; cleans up what a
 /// killed daemon left behind on this very interface.
 fn preflight(options: UpOptions) -> Result<Preflight, ShaperError> {
@@ -302,7 +309,7 @@ fn install(pre: &Preflight, rate: BitRate) -> Result<Attached, ShaperError> {
     tc::set_gso_max_size(&ns, iface, pre.link.mtu)?;
     installed.original_gso = Some(pre.link.gso_max_size);
     installed.htb = true;
-    ns.tc_batch(&htb_tree(profile, iface, rate).install_lines())?;
+    ns.tc_batch(&htb_tree(profile, iface, rate, pre.placement()).install_lines())?;
     let mode = pre.features.attach.mode;
     installed.clsact = mode == TcAttachMode::Clsact && bauxite_ebpf::add_clsact(iface);
     datapath.attach_egress(iface, mode)?;
@@ -645,7 +652,13 @@ impl<'a> ControlLoop<'a> {
         if let Some(new_link_rate) = self.follow_link_rate(sent_bytes, read_ns) {
             self.link_rate = new_link_rate;
             self.rate = self.profile.shaped_rate(new_link_rate);
-            Netns::current().tc_batch(&htb_tree(&self.profile, iface, self.rate).rate_lines())?;
+            // After the link the droppable lanes' limits follow the rate too.
+            let tree = htb_tree(&self.profile, iface, self.rate, self.pre.placement());
+            let lines = match self.pre.placement() {
+                Placement::BeforeLink => tree.rate_lines(),
+                Placement::AfterLink => tree.reload_lines(),
+            };
+            Netns::current().tc_batch(&lines)?;
             self.controller.set_link_rate(self.rate);
             self.state.snapshot.link_rate_bps = self.link_rate.bps();
             self.state.snapshot.rate_bps = self.rate.bps();
@@ -706,11 +719,23 @@ impl<'a> ControlLoop<'a> {
         };
         let rate = new.shaped_rate(link_rate);
         let ns = Netns::current();
-        if let Err(e) = reload::apply_in_place(&ns, &iface, &mut attached.datapath.maps, &self.profile, &new, rate) {
+        if let Err(e) = reload::apply_in_place(
+            &ns,
+            &iface,
+            &mut attached.datapath.maps,
+            (&self.profile, &new),
+            rate,
+            self.pre.placement(),
+        ) {
             error!(iface, "reload failed: {e:#}; putting the running profile `{running}` back");
-            if let Err(e) =
-                reload::apply_in_place(&ns, &iface, &mut attached.datapath.maps, &new, &self.profile, self.rate)
-            {
+            if let Err(e) = reload::apply_in_place(
+                &ns,
+                &iface,
+                &mut attached.datapath.maps,
+                (&new, &self.profile),
+                self.rate,
+                self.pre.placement(),
+            ) {
                 error!(iface, "putting the running profile back failed too: {e:#}");
             }
             return;

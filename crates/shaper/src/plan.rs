@@ -17,11 +17,36 @@ pub fn lane_minor(index: usize) -> u16 {
     FIRST_LANE_MINOR + index as u16
 }
 
+/// Where a tree shapes: before the link (the uplink's egress), or after it (the
+/// downlink's ingress device).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Before the link: the senders are this host's, and a full lane pushes back on them.
+    BeforeLink,
+    /// After the link: a far sender's packets, which crossed it already.
+    AfterLink,
+}
+
+/// After the link, a droppable lane holds at most this long at its rate. A packet
+/// held longer than the far sender's retransmission timeout (200 ms at least) is resent
+/// while it waits, and the resends fill the far queue this shaper exists to keep short:
+/// at `min_rate` a 64-packet lane is 4 s.
+pub const AFTER_LINK_QUEUE_TIME_MS: u64 = 100;
+
+/// The packets a droppable lane after the link may hold at `rate` (full-size packets,
+/// at least two: one leaving and one waiting).
+pub fn after_link_limit(rate: BitRate) -> u32 {
+    let packets = rate.bps() as f64 * AFTER_LINK_QUEUE_TIME_MS as f64 / 1e3 / (8.0 * 1514.0);
+    (packets.ceil() as u32).max(2)
+}
+
 /// The HTB tree for `profile` at `rate` on `iface`: lane `i` guaranteed its share
 /// (`Profile::lane_guarantee`), all lanes allowed to borrow up to `rate`, served in
 /// lane order when borrowing; the droppable lanes and the link class paced packet by
-/// packet at low rates (`Profile::lane_burst_bytes`).
-pub fn htb_tree(profile: &Profile, iface: &str, rate: BitRate) -> HtbTree {
+/// packet at low rates (`Profile::lane_burst_bytes`). After the link the droppable
+/// lanes' queues are bounded in time too ([`after_link_limit`]), so they follow the
+/// rate: a tree's lines re-set them ([`HtbTree::reload_lines`]).
+pub fn htb_tree(profile: &Profile, iface: &str, rate: BitRate, placement: Placement) -> HtbTree {
     let leaves = profile
         .lanes
         .iter()
@@ -33,7 +58,10 @@ pub fn htb_tree(profile: &Profile, iface: &str, rate: BitRate) -> HtbTree {
                 rate: guarantee,
                 ceil: rate,
                 prio: i.min(7) as u8,
-                limit_packets: lane.queue_limit,
+                limit_packets: match placement {
+                    Placement::AfterLink if lane.drop_when_congested => lane.queue_limit.min(after_link_limit(rate)),
+                    _ => lane.queue_limit,
+                },
                 burst_bytes: profile.lane_burst_bytes(i, guarantee),
                 cburst_bytes: profile.lane_burst_bytes(i, rate),
             }
@@ -97,7 +125,7 @@ mod tests {
     #[test]
     fn the_robot_profile_becomes_three_htb_lanes_and_three_rules() {
         let p = Profile::robot();
-        let tree = htb_tree(&p, "eth0", BitRate::from_bps(1_500_000));
+        let tree = htb_tree(&p, "eth0", BitRate::from_bps(1_500_000), Placement::BeforeLink);
         let rates: Vec<u64> = tree.leaves.iter().map(|l| l.rate.bps()).collect();
         assert_eq!(rates, [450_000, 300_000, 750_000]);
         assert!(tree.leaves.iter().all(|l| l.ceil.bps() == 1_500_000));
@@ -111,6 +139,24 @@ mod tests {
         assert_eq!(lane_policy(&p, 0).priority, 0x00ba_0010);
         assert_eq!(lane_policy(&p, 2).droppable, 1);
         assert_eq!(lane_policy(&p, 0).droppable, 0);
+    }
+
+    #[test]
+    fn after_the_link_a_droppable_lane_holds_100_ms_at_its_rate() {
+        let p = Profile::robot();
+        let limits = |rate: u64, placement| {
+            htb_tree(&p, "ifb0", BitRate::from_bps(rate), placement)
+                .leaves
+                .iter()
+                .map(|l| l.limit_packets)
+                .collect::<Vec<_>>()
+        };
+        // The robot's video lane (the third) is droppable; the others keep their limits.
+        assert_eq!(limits(1_500_000, Placement::BeforeLink), [64, 64, 48]);
+        // 1.5 Mbit/s for 100 ms is 12.4 full packets; at 180 kbit/s, 1.5: two.
+        assert_eq!(limits(1_500_000, Placement::AfterLink), [64, 64, 13]);
+        assert_eq!(limits(180_000, Placement::AfterLink), [64, 64, 2]);
+        assert_eq!(limits(100_000_000, Placement::AfterLink), [64, 64, 48], "never above the profile's");
     }
 
     #[test]

@@ -22,7 +22,7 @@ use bauxite_ebpf::Maps;
 use bauxite_sys::Netns;
 
 use crate::ShaperError;
-use crate::plan::{htb_tree, lane_minor, lane_policy, rule_set};
+use crate::plan::{Placement, htb_tree, lane_minor, lane_policy, rule_set};
 
 /// Loads the profile `up` runs, again: the CLI's `--config` file with `--profile`
 /// and `--rate` applied as at start. Its error is the whole chain as text (a
@@ -104,11 +104,11 @@ pub(crate) fn apply_in_place(
     ns: &Netns,
     iface: &str,
     maps: &mut Maps,
-    running: &ValidatedProfile,
-    new: &ValidatedProfile,
+    (running, new): (&ValidatedProfile, &ValidatedProfile),
     rate: BitRate,
+    placement: Placement,
 ) -> Result<(), ShaperError> {
-    ns.tc_batch(&htb_tree(new, iface, rate).reload_lines())?;
+    ns.tc_batch(&htb_tree(new, iface, rate, placement).reload_lines())?;
     for i in 0..new.lanes.len() {
         maps.set_lane(i, &lane_policy(new, i))?;
     }
