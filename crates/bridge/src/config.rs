@@ -67,6 +67,10 @@ pub struct BridgeConfig {
     /// absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<MetricsAddr>,
+    /// Hot standby: bridges with the same group elect one that writes; the others stand by
+    /// with their writers matched ([`crate::redundancy`]). Off when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redundancy: Option<RedundancyConfig>,
 }
 
 /// Which DDS domain, over which interfaces.
@@ -503,6 +507,92 @@ impl Default for DiagnosticsConfig {
     }
 }
 
+/// A hot-standby group: every bridge started with the same `group` reads the inputs and keeps
+/// its writers matched; one of them, elected, writes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct RedundancyConfig {
+    /// The group's name, required (letters, digits, `_`, `-`): its heartbeat topic is
+    /// `/bauxite/redundancy/<group>`.
+    #[serde(deserialize_with = "group_name")]
+    pub group: String,
+    /// Between heartbeats.
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, HeartbeatEvery>")]
+    #[schemars(with = "InSpan<HeartbeatEvery>")]
+    pub heartbeat: Duration,
+    /// An active bridge silent this long is taken over (at least three heartbeats).
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Lease>")]
+    #[schemars(with = "InSpan<Lease>")]
+    pub lease: Duration,
+    /// How long a starting bridge listens for an active one before it may take over (long
+    /// enough for DDS discovery, so a restarted bridge joins as a standby).
+    #[serde(serialize_with = "duration_text::serialize", deserialize_with = "span::<_, Join>")]
+    #[schemars(with = "InSpan<Join>")]
+    pub join: Duration,
+    /// Input samples kept per topic, written on a takeover when the last active bridge is
+    /// not known to have sent them (at most the critical queue).
+    #[serde(deserialize_with = "count::<_, Queue, _>")]
+    #[schemars(with = "InRange<Queue>")]
+    pub keep: usize,
+}
+
+impl Default for RedundancyConfig {
+    fn default() -> Self {
+        Self {
+            group: String::new(),
+            heartbeat: Duration::from_millis(20),
+            lease: Duration::from_millis(80),
+            join: Duration::from_secs(2),
+            keep: 32,
+        }
+    }
+}
+
+impl RedundancyConfig {
+    fn check(&self, policy: &PolicyConfig) -> Result<(), Invalid> {
+        if self.group.is_empty() {
+            return Err(Invalid::new("redundancy.group", "a hot-standby group needs a name"));
+        }
+        if self.lease < 3 * self.heartbeat {
+            return Err(Invalid::new(
+                "redundancy.lease",
+                format!(
+                    "{} is less than three heartbeats ({}): a late heartbeat would hand over",
+                    format_duration(self.lease),
+                    format_duration(3 * self.heartbeat)
+                ),
+            ));
+        }
+        if self.keep > policy.critical_queue {
+            return Err(Invalid::new(
+                "redundancy.keep",
+                format!(
+                    "{} is more than policy.critical_queue ({}): a takeover would drop the oldest",
+                    self.keep, policy.critical_queue
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A group name: one ROS 2 name segment.
+struct GroupName(String);
+
+impl FromStr for GroupName {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s.is_empty() || !s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return Err(format!("`{s}` is not a group name (letters, digits, `_` and `-`)"));
+        }
+        Ok(Self(s.to_string()))
+    }
+}
+
+fn group_name<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    deserialize_from_str::<D, GroupName>(d).map(|g| g.0)
+}
+
 /// Status logs and the MCAP recording.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields, default)]
@@ -685,6 +775,12 @@ span! {
     Period: ms(10), secs(3600);
     /// Between status lines.
     StatusEvery: ms(100), secs(3600);
+    /// Between a hot standby's heartbeats: four election ticks each.
+    HeartbeatEvery: ms(4), secs(10);
+    /// A hot standby's lease.
+    Lease: ms(12), secs(60);
+    /// A starting hot standby's listening.
+    Join: ms(0), secs(600);
 }
 
 /// A duration within `S`; also what a bounded duration's JSON Schema says it is.
@@ -778,7 +874,8 @@ impl BridgeConfig {
         self.check_subscribers()?;
         self.classifier.check()?;
         self.policy.check()?;
-        self.supervisor.check()
+        self.supervisor.check()?;
+        self.redundancy.as_ref().map_or(Ok(()), |r| r.check(&self.policy))
     }
 
     /// At least one topic; ROS 2 type names; no DDS name used twice (inputs, outputs and the
@@ -791,6 +888,9 @@ impl BridgeConfig {
         dds_names.insert(ros2_topic(&self.classifier.probe_topic));
         dds_names.insert(ros2_topic(&self.classifier.reply_topic));
         dds_names.insert(ros2_topic(&self.diagnostics.topic));
+        if let Some(r) = &self.redundancy {
+            dds_names.insert(ros2_topic(&crate::redundancy::heartbeat_topic(&r.group)));
+        }
         for (i, t) in self.topics.iter().enumerate() {
             if t.ros2 && !t.type_name.contains('/') {
                 return Err(Invalid::new(
@@ -1127,6 +1227,34 @@ policy:
         let e = parse_text("topics:\n  - {name: /scan}\n").unwrap_err();
         assert!(e.message.contains("type"), "{e}");
         assert_eq!(e.line, Some(2), "{e}");
+    }
+
+    #[test]
+    fn a_hot_standby_group_is_checked_and_bad_values_are_named_at_their_line() {
+        let topic = "topics:\n  - {name: /scan, type: sensor_msgs/msg/LaserScan}\n";
+        let c = parse_text(&format!("{topic}redundancy: {{group: base-1}}\n")).unwrap();
+        let r = c.redundancy.clone().expect("a group");
+        assert_eq!((r.group.as_str(), r.heartbeat, r.lease, r.keep), ("base-1", ms(20), ms(80), 32));
+        assert_eq!(parse_text(&serde_yaml_ng::to_string(&c).unwrap()).unwrap(), c);
+        assert_eq!(parse_text(GOOD).unwrap().redundancy, None, "off unless configured");
+        let cases = [
+            ("redundancy:\n  group: 'a b'", "redundancy.group", "not a group name"),
+            ("redundancy:\n  colour: blue", "redundancy.colour", "unknown field"),
+            ("redundancy:\n  heartbeat: 1ms", "redundancy.heartbeat", "between 4ms and 10s"),
+            ("redundancy:\n  group: g\n  lease: 50ms", "redundancy.lease", "less than three heartbeats (60ms)"),
+            ("redundancy:\n  group: g\n  keep: 100", "redundancy.keep", "more than policy.critical_queue (64)"),
+            ("redundancy:\n  lease: 1s", "redundancy.group", "needs a name"),
+        ];
+        for (section, key, why) in cases {
+            let text = format!("{topic}{section}\n");
+            let e = parse_text(&text).expect_err(section);
+            assert_eq!(e.key.as_deref(), Some(key), "{section}: {e}");
+            assert!(e.message.contains(why), "{section}: {e}");
+            assert!(e.line.is_some_and(|l| l >= 3), "{section}: {e}");
+        }
+        // The heartbeat topic is a DDS name like any other: an input may not take it.
+        let clash = "topics:\n  - {name: /bauxite/redundancy/g, type: a/msg/B}\nredundancy: {group: g}\n";
+        assert!(parse_text(clash).is_err());
     }
 
     #[test]

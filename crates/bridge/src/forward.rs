@@ -36,6 +36,7 @@ use crate::limiter::TokenBucket;
 use crate::policy::Decision;
 use crate::queue::DropOldest;
 use crate::raw::{self, RawAdapter, RawSample, RawWriter};
+use crate::redundancy::{Beacon, Kept, Origin, Predecessor};
 use crate::{Clock, Nanos};
 
 /// A sample on its way, with the source's timestamp to pass on.
@@ -45,6 +46,8 @@ pub struct Sample {
     pub raw: RawSample,
     /// The publisher's source timestamp, forwarded unchanged.
     pub source_timestamp: Option<Timestamp>,
+    /// The publisher's writer and sequence number: what a hot standby compares.
+    pub origin: Option<Origin>,
 }
 
 /// Counters of one output path; read by the control loop.
@@ -117,6 +120,15 @@ pub struct TopicShared {
     stop: AtomicBool,
     /// Where each critical sample's stage times go, for `bridge bench` ([`STAGE_LOG_ENV`]).
     stage_log: Option<StageLog>,
+    /// In a hot-standby group: the kept samples and the group's gate ([`crate::redundancy`]).
+    replica: Option<Replica>,
+}
+
+/// A topic's part in a hot-standby group.
+#[derive(Debug)]
+struct Replica {
+    kept: Kept,
+    beacon: Arc<Beacon>,
 }
 
 /// Set to a file path, the bridge notes when each critical sample that carries a benchmark
@@ -176,6 +188,47 @@ impl TopicShared {
             noncritical_mhz: AtomicU64::new((policy.noncritical_hz * 1e3).round() as u64),
             stop: AtomicBool::new(false),
             stage_log: StageLog::from_env(),
+            replica: None,
+        }
+    }
+
+    /// Whether this bridge may write at `now` (always, unless a standby group says not).
+    fn may_write(&self, now: Nanos) -> bool {
+        self.replica.as_ref().is_none_or(|r| r.beacon.may_write(now))
+    }
+
+    /// Tells the group that this critical sample is about to be written.
+    fn announce(&self, sample: &Sample) {
+        if let Some(r) = &self.replica {
+            r.beacon.announce(&self.name, sample.origin);
+        }
+    }
+
+    /// Keeps a sample that just arrived; whether this bridge forwards it (always, unless it is
+    /// a standby).
+    fn keep(&self, sample: &Sample, received: Nanos) -> bool {
+        self.replica.as_ref().is_none_or(|r| r.kept.keep(sample, received))
+    }
+
+    /// Starts forwarding after a takeover: first the kept samples `from` is not known to have
+    /// sent, into the critical queue in their order. Returns how many.
+    pub fn take_over(&self, from: Option<&Predecessor>, heartbeat: Nanos) -> usize {
+        let Some(r) = &self.replica else { return 0 };
+        let missed =
+            |s: &Sample, received: Nanos| from.is_some_and(|p| p.missed(&self.name, s.origin, received, heartbeat));
+        r.kept.forward_from(missed, |s, received| {
+            self.critical_queue.push(s, received);
+        })
+    }
+
+    /// Stops forwarding (another bridge is active): what waits in the queues is dropped, as
+    /// the active bridge writes it.
+    pub fn stand_by(&self) {
+        if let Some(r) = &self.replica {
+            r.kept.stop_forwarding(|| {
+                self.critical_queue.clear();
+                self.noncritical_queue.clear();
+            });
         }
     }
 
@@ -251,11 +304,14 @@ pub struct Forwarder {
 }
 
 impl Forwarder {
-    /// Creates the reader and both writers (all at start-up) and starts their threads.
+    /// Creates the reader and both writers (all at start-up) and starts their threads. In a
+    /// hot-standby group (`group`: its beacon and how many input samples to keep), nothing is
+    /// forwarded until the election makes this bridge active.
     pub fn start(
         participants: &Participants,
         topic: &TopicConfig,
         policy: &PolicyConfig,
+        group: Option<(&Arc<Beacon>, usize)>,
         clock: Clock,
     ) -> Result<Self, DdsError> {
         let names = TopicNames {
@@ -313,7 +369,9 @@ impl Forwarder {
             .map_err(|e| DdsError::new(format!("writer for {}", names.noncritical), e))?;
 
         let critical = Arc::new(Mutex::new(critical));
-        let shared = Arc::new(TopicShared::new(&topic.name, policy));
+        let mut shared = TopicShared::new(&topic.name, policy);
+        shared.replica = group.map(|(beacon, keep)| Replica { kept: Kept::new(keep), beacon: beacon.clone() });
+        let shared = Arc::new(shared);
         let (stop_tx, stop_rx) = futures::channel::oneshot::channel();
         let spawn = |what: &str, f: Box<dyn FnOnce() + Send>| {
             std::thread::Builder::new()
@@ -386,7 +444,12 @@ fn reader_loop(
             };
             let now = clock.now();
             let sample = match next {
-                Ok(s) => Sample { source_timestamp: s.sample_info().source_timestamp(), raw: s.into_value() },
+                Ok(s) => {
+                    let info = s.sample_info();
+                    let id = info.sample_identity();
+                    let origin = Origin { writer: id.writer_guid.to_bytes(), seq: id.sequence_number.into() };
+                    Sample { source_timestamp: info.source_timestamp(), origin: Some(origin), raw: s.into_value() }
+                }
                 Err(e) => {
                     shared.read_errors.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(topic = %shared.name, "read error: {e}");
@@ -394,6 +457,9 @@ fn reader_loop(
                 }
             };
             shared.received.fetch_add(1, Ordering::Relaxed);
+            if !shared.keep(&sample, now) {
+                continue;
+            }
             let decision = shared.decision();
             match decision.noncritical_hz {
                 Some(hz) => {
@@ -434,10 +500,11 @@ fn pass_critical(writer: &Mutex<RawWriter>, shared: &TopicShared, sample: Sample
         shared.critical_queue.push(sample, received);
         return;
     };
-    if !shared.critical_queue.is_empty() {
+    if !shared.critical_queue.is_empty() || !shared.may_write(received) {
         shared.critical_queue.push(sample, received);
         return;
     }
+    shared.announce(&sample);
     let payload = shared.stage_log.as_ref().map(|_| sample.raw.payload.clone());
     match raw::try_write(&writer, sample.raw, sample.source_timestamp) {
         Ok(()) => {
@@ -448,7 +515,7 @@ fn pass_critical(writer: &Mutex<RawWriter>, shared: &TopicShared, sample: Sample
             }
         }
         Err(WriteError::WouldBlock { data }) => {
-            shared.critical_queue.push(Sample { raw: data, source_timestamp: sample.source_timestamp }, received);
+            shared.critical_queue.push(Sample { raw: data, ..sample }, received);
         }
         Err(e) => {
             shared.critical.errors.fetch_add(1, Ordering::Relaxed);
@@ -462,6 +529,9 @@ fn pass_critical(writer: &Mutex<RawWriter>, shared: &TopicShared, sample: Sample
 fn lock_writer(writer: &Mutex<RawWriter>) -> MutexGuard<'_, RawWriter> {
     writer.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// How often the critical writer thread looks again at a closed gate (a standby's).
+const GATE_POLL: Duration = Duration::from_millis(1);
 
 /// How often a writer thread with nothing to write refreshes its matched-reader count.
 const IDLE_POLL: Duration = Duration::from_millis(200);
@@ -492,10 +562,18 @@ fn critical_loop(writer: &Mutex<RawWriter>, shared: &TopicShared, topic: &str, c
         // The writer first, then the sample: the reader writes directly only while it holds
         // the writer and nothing is queued, so it cannot overtake the sample popped here.
         let writer = lock_writer(writer);
+        if !shared.may_write(clock.now()) {
+            // A standby, or a bridge that lost its gate: the samples wait (or are cleared
+            // when it stands down).
+            drop(writer);
+            std::thread::sleep(GATE_POLL);
+            continue;
+        }
         let Some(queued) = shared.critical_queue.pop(Duration::ZERO) else { continue };
+        shared.announce(&queued.item);
         let dequeued = clock.now();
         stats.in_flight_since.store(queued.received.max(1), Ordering::Relaxed);
-        let Sample { mut raw, source_timestamp } = queued.item;
+        let Sample { mut raw, source_timestamp, .. } = queued.item;
         // The payload is reference-counted: keeping a handle for the stage log copies nothing.
         let payload = shared.stage_log.as_ref().map(|_| raw.payload.clone());
         loop {
@@ -567,7 +645,7 @@ fn noncritical_loop(writer: RawWriter, shared: &TopicShared, topic: &str, max_ag
             stats.stale.fetch_add(1, Ordering::Relaxed);
             continue;
         }
-        if shared.decision().noncritical_hz.is_none() {
+        if shared.decision().noncritical_hz.is_none() || !shared.may_write(clock.now()) {
             stats.suspended.fetch_add(1, Ordering::Relaxed);
             continue;
         }
@@ -642,6 +720,7 @@ mod pass_critical_tests {
         Sample {
             raw: RawSample { representation: RepresentationIdentifier::CDR_LE, payload: Bytes::from(vec![byte; 8]) },
             source_timestamp: None,
+            origin: None,
         }
     }
 

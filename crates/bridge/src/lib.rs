@@ -21,6 +21,7 @@
 //! - [`supervisor`]: NORMAL / DEGRADED / EMERGENCY from the bridge's own vital signs, reported
 //!   on a ROS 2 diagnostics topic ([`diagnostics`]);
 //! - [`telemetry`]: status lines and the MCAP recording; [`metrics`]: Prometheus metrics; [`runtime`]: the running bridge;
+//! - [`redundancy`]: hot standby, one active bridge of a group elected by heartbeats;
 //! - [`bench`]: the added-latency, capacity and overhead benchmark.
 //!
 //! The classifier, limiter, policy and supervisor are pure state machines fed with `now`
@@ -40,6 +41,7 @@ pub mod policy;
 pub mod probe;
 pub mod queue;
 pub mod raw;
+pub mod redundancy;
 pub mod runtime;
 pub mod supervisor;
 pub mod telemetry;

@@ -18,6 +18,7 @@ use prometheus_client::registry::Registry;
 use std::sync::atomic::AtomicU64;
 
 use crate::classifier::{State, SubscriberReport};
+use crate::redundancy::Role;
 use crate::supervisor::Mode;
 use crate::telemetry::{PathReport, TopicReport};
 
@@ -64,6 +65,11 @@ struct ModeLabels {
     mode: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RoleLabels {
+    role: String,
+}
+
 type Latency = Family<PathLabels, Histogram, fn() -> Histogram>;
 
 fn latency_histogram() -> Histogram {
@@ -84,6 +90,7 @@ pub struct BridgeMetrics {
     subscriber_rtt: Family<SubscriberLabels, Gauge<f64, AtomicU64>>,
     mode: Family<ModeLabels, Gauge>,
     mode_changes: Counter,
+    role: Family<RoleLabels, Gauge>,
 }
 
 impl BridgeMetrics {
@@ -102,6 +109,7 @@ impl BridgeMetrics {
             subscriber_rtt: Family::default(),
             mode: Family::default(),
             mode_changes: Counter::default(),
+            role: Family::default(),
         };
         let r = registry.sub_registry_with_prefix("bauxite_bridge");
         r.register("samples_received", "Samples taken from the input topic", m.received.clone());
@@ -131,6 +139,11 @@ impl BridgeMetrics {
         );
         r.register("supervisor_mode", "1 for the supervisor's current mode, 0 for the others", m.mode.clone());
         r.register("mode_changes", "Supervisor mode changes", m.mode_changes.clone());
+        r.register(
+            "redundancy_role",
+            "In a hot-standby group, 1 for this bridge's current role (joining, standby, active, rejoining), 0 for the others",
+            m.role.clone(),
+        );
         // Creating a series is all that is wanted here; the guards `get_or_create` returns are
         // dropped at once.
         for topic in topics {
@@ -200,6 +213,13 @@ impl BridgeMetrics {
     pub fn set_mode(&self, mode: Mode) {
         for m in MODES {
             self.mode.get_or_create(&ModeLabels { mode: m.to_string().to_lowercase() }).set(i64::from(m == mode));
+        }
+    }
+
+    /// Sets this bridge's role in its hot-standby group.
+    pub fn set_role(&self, role: Role) {
+        for r in Role::ALL {
+            self.role.get_or_create(&RoleLabels { role: r.name().into() }).set(i64::from(r == role));
         }
     }
 

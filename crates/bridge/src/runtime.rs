@@ -19,6 +19,7 @@ use crate::forward::{Forwarder, PathStats};
 use crate::metrics::BridgeMetrics;
 use crate::policy::decide;
 use crate::probe::{Answer, Prober};
+use crate::redundancy::{Elector, Role};
 use crate::supervisor::{Mode, ModeChange, Supervisor, Vitals};
 use crate::telemetry::{ClassifierReport, PathReport, Recording, SupervisorReport, TopicReport, percentiles};
 use crate::{BridgeError, Clock, Nanos};
@@ -35,6 +36,8 @@ pub struct Status {
     pub classifier: Option<ClassifierReport>,
     /// Every mode change so far.
     pub mode_changes: Vec<ModeChange>,
+    /// The role in a hot-standby group (none outside one).
+    pub role: Option<Role>,
 }
 
 /// A running bridge.
@@ -77,9 +80,16 @@ impl Bridge {
             None => (None, None),
         };
         let participants = crate::dds::Participants::new(&config.dds)?;
+        let group = config
+            .redundancy
+            .as_ref()
+            .map(|r| Elector::beacon(&participants.noncritical, r, &id, clock.unix_ns(0)))
+            .transpose()?;
+        let keep = config.redundancy.as_ref().map_or(0, |r| r.keep);
         let mut forwarders = Vec::new();
         for topic in &config.topics {
-            let f = Forwarder::start(&participants, topic, &config.policy, clock)?;
+            let in_group = group.as_ref().map(|(beacon, _)| (beacon, keep));
+            let f = Forwarder::start(&participants, topic, &config.policy, in_group, clock)?;
             tracing::info!(
                 "forwarding {} ({}) → {} (RELIABLE), {} (BEST_EFFORT)",
                 f.names.input,
@@ -89,6 +99,13 @@ impl Bridge {
             );
             forwarders.push(f);
         }
+        let elector = match (group, &config.redundancy) {
+            (Some((beacon, reader)), Some(r)) => {
+                let topics = forwarders.iter().map(|f| f.shared.clone()).collect();
+                Some(Elector::run(beacon, reader, r, topics, clock)?)
+            }
+            _ => None,
+        };
         let prober = if config.classifier.enabled {
             Some(Prober::start(&participants.noncritical, &config.classifier, &id, clock)?)
         } else {
@@ -112,6 +129,7 @@ impl Bridge {
             clock,
             id: id.clone(),
             forwarders,
+            elector,
             prober,
             diagnostics,
             recording,
@@ -186,6 +204,8 @@ struct Control {
     /// Names of the configured subscribers; others are heard ones.
     configured: Vec<String>,
     forwarders: Vec<Forwarder>,
+    /// The hot-standby election, in a group.
+    elector: Option<Elector>,
     prober: Option<(Prober, mpsc::Receiver<Answer>)>,
     classifier: Classifier,
     supervisor: Supervisor,
@@ -478,7 +498,13 @@ impl Control {
                 rec.paths(self.clock.unix_ns(now), r)?;
             }
         }
-        self.lock_status().topics = reports;
+        let role = self.elector.as_ref().map(Elector::role);
+        if let (Some(m), Some(role)) = (&self.metrics, role) {
+            m.set_role(role);
+        }
+        let mut status = self.lock_status();
+        status.topics = reports;
+        status.role = role;
         Ok(())
     }
 
@@ -502,6 +528,9 @@ impl Control {
             }
         }
         tracing::info!("mode {}", self.supervisor.mode());
+        if let Some(role) = status.role {
+            tracing::info!("role {role}");
+        }
     }
 
     fn publish_diagnostics(&self, now: Nanos) {
@@ -514,6 +543,9 @@ impl Control {
             KeyValue { key: "callback_lag_ms".into(), value: format!("{:.1}", v.lag_ms) },
             KeyValue { key: "errors_in_window".into(), value: self.supervisor.errors_in_window().to_string() },
         ];
+        if let Some(e) = &self.elector {
+            values.push(KeyValue { key: "role".into(), value: e.role().to_string() });
+        }
         for f in &self.forwarders {
             let s = &f.shared;
             values.push(KeyValue {

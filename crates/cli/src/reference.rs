@@ -129,6 +129,8 @@ fn metrics_page() -> Result<String> {
     bauxite_shaper::metrics::ReflectorMetrics::register(&mut reflector);
     let mut bridge = bauxite_metrics::Registry::default();
     let metrics = bauxite_bridge::metrics::BridgeMetrics::register(&mut bridge, &["/scan".into()]);
+    // A bridge of a hot-standby group reports its role.
+    metrics.set_role(bauxite_bridge::redundancy::Role::Standby);
     let reading = Reading { samples: 50, rtt_ms: Some(3.0), loss_pct: 0.0, verdict: Verdict::Good };
     metrics.set_subscribers(&[SubscriberReport {
         name: "nav".into(),

@@ -158,15 +158,19 @@ fn quick_evaluation_shows_the_collapse_the_protection_and_the_ablation() {
         let strong = f(of("bridge-strong", i), "noncritical_forwarded_hz");
         assert!(strong <= 3.5, "{i}: the classifier's noncritical rate at strong is {strong} Hz, not 3 Hz");
     }
-    // The harness's own verdicts on the issue's three checks.
+    // The harness's own verdicts on the issue's checks.
     let checks = summary["checks"].as_array().expect("checks");
     for c in checks {
         eprintln!("{}: {} ({})", c["name"], c["pass"], c["detail"]);
     }
-    assert_eq!(checks.len(), 3, "{checks:?}");
-    for c in checks {
+    assert_eq!(checks.len(), 4, "{checks:?}");
+    for c in &checks[..3] {
         assert_eq!(c["pass"], true, "{}: {}", c["name"], c["detail"]);
     }
+    // The failover check (issue 31) is judged only when `bridge-failover` runs, which the
+    // quick set leaves out (`crates/cli/tests/bridge.rs` takes a hot standby through three
+    // takeovers with margins for CI).
+    assert_eq!(checks[3]["pass"], serde_json::Value::Null, "{}", checks[3]["detail"]);
     for file in ["summary.md", "charts/rustdds-critical-latency.png", "charts/cyclonedds-classifier-state.svg"] {
         assert!(out.join(file).exists(), "{file} missing");
     }

@@ -297,8 +297,14 @@ def publish(args) -> None:
         writer.write(laser_scan(seq, time.time_ns(), ranges, period))
     elapsed = time.monotonic() - start
     print(json.dumps({"published": args.count, "seconds": elapsed}), flush=True)
-    # Give RELIABLE readers time to repair the tail before the writer disappears.
-    writer.wait_for_acks(duration(seconds=2))
+    # Give RELIABLE readers time to repair the tail before the writer disappears. A reader
+    # that died unannounced (a SIGKILLed bridge, still matched until its lease ends) never
+    # acknowledges: that is a timeout, not a failure. cyclonedds 11.0.1 raises AttributeError
+    # on a timeout here (it compares with `Exception.DDS_RETCODE_TIMEOUT`).
+    try:
+        writer.wait_for_acks(duration(seconds=2))
+    except (DDSException, AttributeError) as e:
+        print(f"not every reader acknowledged within 2 s ({type(e).__name__})", file=sys.stderr, flush=True)
     time.sleep(0.5)
 
 

@@ -79,6 +79,11 @@ pub struct RunMetrics {
     pub bridge_rss_mib: Option<f64>,
     /// The span measured, s.
     pub measured_s: f64,
+    /// A failover run's takeovers, one per SIGKILL of the active bridge.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub takeovers: Vec<Takeover>,
+    /// Samples the critical subscriber received more than once (over the whole run).
+    pub critical_duplicates: usize,
     /// The emulator's frame loss toward the slow subscriber and back, percent.
     pub link_loss_pct: Option<(f64, f64)>,
     /// Bytes the emulator delivered toward the slow subscriber over the whole run, per sample
@@ -147,6 +152,53 @@ fn mean_sd(values: &[f64]) -> (f64, f64) {
     (mean, var.sqrt())
 }
 
+/// What the critical subscriber saw around one SIGKILL of the active bridge.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Takeover {
+    /// When the bridge was killed, s after the publisher's start.
+    pub at_s: f64,
+    /// The longest time between two samples received across the kill (the last before it,
+    /// the first after it and every one within 2 s after), ms.
+    pub gap_ms: f64,
+    /// From the kill to the first sample received after it, ms: the takeover as the
+    /// subscriber sees it (with up to one publishing period).
+    pub first_after_ms: f64,
+    /// Samples published from 1 s before the kill to 2 s after it that never arrived.
+    pub lost: usize,
+}
+
+/// How far around a kill its takeover's figures reach (ns before, after).
+const TAKEOVER_WINDOW_NS: (u64, u64) = (1_000_000_000, 2_000_000_000);
+
+/// The takeovers of `kills` (CLOCK_REALTIME): the critical subscriber's receptions (`recv`,
+/// time-ordered) and the publisher's successful publications (`published`: seq, time).
+pub fn takeovers(kills: &[u64], start_ns: u64, recv: &[(u64, u64)], published: &[(u64, u64)]) -> Vec<Takeover> {
+    let (before, after) = TAKEOVER_WINDOW_NS;
+    kills
+        .iter()
+        .map(|&kill| {
+            let last_before = recv.iter().rev().find(|(_, t)| *t < kill).map(|(_, t)| *t);
+            let times: Vec<u64> = last_before
+                .into_iter()
+                .chain(recv.iter().map(|(_, t)| *t).filter(|&t| t >= kill && t <= kill + after))
+                .collect();
+            let gap = times.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(after);
+            let first_after = recv.iter().find(|(_, t)| *t >= kill).map_or(after, |(_, t)| t - kill);
+            let lost = published
+                .iter()
+                .filter(|(_, t)| *t + before >= kill && *t <= kill + after)
+                .filter(|(seq, _)| !recv.iter().any(|(s, _)| s == seq))
+                .count();
+            Takeover {
+                at_s: kill.saturating_sub(start_ns) as f64 / 1e9,
+                gap_ms: gap as f64 / 1e6,
+                first_after_ms: first_after as f64 / 1e6,
+                lost,
+            }
+        })
+        .collect()
+}
+
 /// Computes a run's metrics; `changes` are the slow subscriber's classifier transitions and
 /// `forwarded` the bridge's noncritical rate over the span ([`forwarded_noncritical_hz`]).
 pub fn measure(record: &RunRecord, settle_ns: u64, changes: &[StateChange], forwarded: Option<f64>) -> RunMetrics {
@@ -172,6 +224,24 @@ pub fn measure(record: &RunRecord, settle_ns: u64, changes: &[StateChange], forw
     }
     let windows: Vec<f64> = sliding_rates(&ok_times, from, to).into_iter().map(|(_, r)| r).collect();
     let critical = receptions(&record.critical);
+    let mut critical_arrivals: Vec<(u64, u64)> = record
+        .critical
+        .iter()
+        .filter_map(|e| match *e {
+            PeerEvent::Recv { seq, recv_ns, .. } => Some((seq, recv_ns)),
+            _ => None,
+        })
+        .collect();
+    critical_arrivals.sort_by_key(|&(_, t)| t);
+    let critical_duplicates = critical_arrivals.len() - critical.len();
+    let published_all: Vec<(u64, u64)> = record
+        .published
+        .iter()
+        .filter_map(|e| match *e {
+            PeerEvent::Pub { seq, t_ns, ok: true, .. } => Some((seq, t_ns)),
+            _ => None,
+        })
+        .collect();
     let mut critical_ns: Vec<u64> = critical.values().filter(|(s, _)| in_span(*s)).map(|(_, l)| *l).collect();
     let critical_lost = published_seqs.iter().filter(|s| !critical.contains_key(s)).count();
     let slow = receptions(&record.slow);
@@ -204,6 +274,8 @@ pub fn measure(record: &RunRecord, settle_ns: u64, changes: &[StateChange], forw
         measured_s: secs,
         link_loss_pct,
         slow_link_bytes_per_sample,
+        takeovers: takeovers(&record.kills, record.start_ns, &critical_arrivals, &published_all),
+        critical_duplicates,
     }
 }
 
@@ -281,6 +353,30 @@ mod tests {
         // Only switched off (impaired from the start): nothing to detect, a recovery to time.
         assert_eq!(toggle_times(&[(180_000_000_000, false)], &changes), (None, Some(15.0)));
         assert_eq!(toggle_times(&[], &changes), (None, None));
+    }
+
+    #[test]
+    fn a_takeover_is_the_gap_the_first_sample_after_and_what_never_came() {
+        let ms = 1_000_000u64;
+        let start = 1_000 * ms;
+        // 30 Hz from 0 to 6 s; the bridge killed at 3.01 s; samples 91–93 (3.033–3.100 s)
+        // never arrive, 94 arrives at 3.150 s (after the takeover), the rest 1 ms after
+        // publication.
+        let published: Vec<(u64, u64)> = (0..180).map(|i| (i, start + i * 1_000 * ms / 30)).collect();
+        let recv: Vec<(u64, u64)> = published
+            .iter()
+            .filter(|(s, _)| !(91..=93).contains(s))
+            .map(|&(s, t)| (s, if s == 94 { start + 3_150 * ms } else { t + ms }))
+            .collect();
+        let kill = start + 3_010 * ms;
+        let t = takeovers(&[kill], start, &recv, &published);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].lost, 3);
+        assert!((t[0].at_s - 3.01).abs() < 1e-9);
+        // Sample 90 (3.000 s + 1 ms) to sample 94 at 3.150 s.
+        assert!((t[0].gap_ms - 149.0).abs() < 1e-6, "{t:?}");
+        assert!((t[0].first_after_ms - 140.0).abs() < 1e-6, "{t:?}");
+        assert!(takeovers(&[], start, &recv, &published).is_empty());
     }
 
     #[test]

@@ -60,7 +60,7 @@ impl RunSummary {
             name: s.name.clone(),
             implementation: record.implementation,
             bridge: s.bridged(),
-            classifier: s.setup == Setup::Bridge,
+            classifier: matches!(s.setup, Setup::Bridge | Setup::Failover),
             severity: s.severity.name.to_string(),
             publisher_rate_hz: metrics.publisher_rate_hz,
             publisher_rate_sd_hz: metrics.publisher_rate_sd_hz,
@@ -103,7 +103,34 @@ pub struct Summary {
 
 /// The issue's three checks over `runs`.
 pub fn checks(runs: &[RunSummary]) -> Vec<Check> {
-    vec![backpressure_check(runs), protection_check(runs), ablation_check(runs)]
+    vec![backpressure_check(runs), protection_check(runs), ablation_check(runs), failover_check(runs)]
+}
+
+/// Issue 31: every takeover of every failover run within 200 ms, at most 3 samples lost, and
+/// no sample twice at the critical subscriber. No failover run: not judged.
+fn failover_check(runs: &[RunSummary]) -> Check {
+    let failovers: Vec<&RunSummary> = runs.iter().filter(|r| !r.metrics.takeovers.is_empty()).collect();
+    let holds = |r: &RunSummary| {
+        r.metrics.critical_duplicates == 0 && r.metrics.takeovers.iter().all(|t| t.gap_ms <= 200.0 && t.lost <= 3)
+    };
+    let detail = failovers
+        .iter()
+        .map(|r| {
+            let worst = r.metrics.takeovers.iter().map(|t| t.gap_ms).fold(0.0, f64::max);
+            let lost = r.metrics.takeovers.iter().map(|t| t.lost).max().unwrap_or(0);
+            format!(
+                "{}: worst gap {worst:.0} ms, at most {lost} lost per takeover, {} duplicates",
+                r.implementation.name(),
+                r.metrics.critical_duplicates
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    Check {
+        name: "a hot standby takes over from a killed bridge within 200 ms, losing at most 3 samples, duplicating none (issue 31)".into(),
+        pass: (!failovers.is_empty()).then(|| failovers.iter().all(|r| holds(r))),
+        detail: if detail.is_empty() { "no failover run".into() } else { detail },
+    }
 }
 
 /// Check 1: at least two implementations whose collapsing baseline shows the backpressure, as
@@ -152,7 +179,8 @@ fn keeps(r: &RunSummary) -> bool {
 
 /// Check 2: at least two implementations whose every bridge run (every severity) keeps.
 fn protection_check(runs: &[RunSummary]) -> Check {
-    let bridged: Vec<&RunSummary> = runs.iter().filter(|r| r.classifier && !r.toggle).collect();
+    let bridged: Vec<&RunSummary> =
+        runs.iter().filter(|r| r.classifier && !r.toggle && r.metrics.takeovers.is_empty()).collect();
     let mut implementations: Vec<Implementation> = bridged.iter().map(|r| r.implementation).collect();
     implementations.sort();
     implementations.dedup();
@@ -244,6 +272,7 @@ pub fn paper(name: &str) -> &'static str {
         "bridge-moderate" => "30.0 Hz, sd 0.0; p50 1.10 ms, p95 1.55 ms; 3 Hz noncritical; 1 transition",
         "bridge-toggle" => "30.0 Hz; detect and recover within ≈ 20 s",
         "ablation-moderate" => "30.0 Hz; p50 1.09 ms, p95 1.57 ms; 10 Hz noncritical",
+        "bridge-failover" => "– (the paper's future work: multi-proxy redundancy)",
         _ => "–",
     }
 }
@@ -315,7 +344,26 @@ pub fn markdown(summary: &Summary) -> String {
         }
         s.push('\n');
     }
-    s.push_str("## Checks (issue 13)\n\n");
+    let failovers: Vec<&RunSummary> = summary.runs.iter().filter(|r| !r.metrics.takeovers.is_empty()).collect();
+    if !failovers.is_empty() {
+        s.push_str("## Failover (two bridges of a hot-standby group; the active one SIGKILLed)\n\nTargets (issue 31): gap ≤ 200 ms, at most 3 samples lost per takeover, no duplicates.\n\n| peers | killed at (s) | worst gap (ms) | first sample after the kill (ms) | lost | duplicates (whole run) |\n|---|---:|---:|---:|---:|---:|\n");
+        for r in failovers {
+            for t in &r.metrics.takeovers {
+                let _ = writeln!(
+                    s,
+                    "| {} | {:.1} | {:.0} | {:.0} | {} | {} |",
+                    r.implementation.name(),
+                    t.at_s,
+                    t.gap_ms,
+                    t.first_after_ms,
+                    t.lost,
+                    r.metrics.critical_duplicates
+                );
+            }
+        }
+        s.push('\n');
+    }
+    s.push_str("## Checks (issues 13 and 31)\n\n");
     for c in &summary.checks {
         let verdict = match c.pass {
             Some(true) => "PASS",

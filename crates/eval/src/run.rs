@@ -101,6 +101,8 @@ pub struct RunRecord {
     /// CLOCK_REALTIME of each switch of the impairment: (time, impaired after it); every run
     /// starts clean.
     pub switches: Vec<(u64, bool)>,
+    /// CLOCK_REALTIME of each SIGKILL of the active bridge (failover runs).
+    pub kills: Vec<u64>,
     /// The bridge's MCAP recording, when a bridge ran.
     pub bridge_recording: Option<PathBuf>,
     /// The bridge's CPU over its life (percent of one core) and peak resident memory (MiB).
@@ -201,12 +203,12 @@ impl Peer {
     }
 }
 
-/// The bridge and its probe responder, running.
-struct BridgeProcesses {
-    bridge: ChildGuard,
+/// The bridges (oldest first, each with its recording) and the probe responder, running.
+struct BridgeProcesses<'a> {
+    bridges: Vec<(ChildGuard, PathBuf)>,
     responder: ChildGuard,
     started: Instant,
-    recording: PathBuf,
+    launcher: BridgeLauncher<'a>,
 }
 
 /// SCHED_FIFO in `/proc/PID/stat`'s policy field.
@@ -223,70 +225,140 @@ fn realtime_ns() -> u64 {
 }
 
 /// The bridge's config: `/scan` split into `rt/scan/critical` and `rt/scan/noncritical`, the
-/// slow subscriber known by name, the classifier on (bridge) or off (ablation). `interfaces`
-/// is where it runs: the bridge's address, or the slow namespace's for its probe responder.
-fn bridge_config(classifier: bool, interfaces: Ipv4Addr, record: &Path) -> String {
+/// slow subscriber known by name, the classifier on (bridge) or off (ablation), in a
+/// hot-standby group (failover). `interfaces` is where it runs: the bridge's address, or the
+/// slow namespace's for its probe responder.
+fn bridge_config(classifier: bool, interfaces: Ipv4Addr, record: &Path, standby: bool) -> String {
+    let group = if standby { "redundancy: {group: eval}\n" } else { "" };
     format!(
         "dds: {{domain_id: {DOMAIN}, interfaces: [{interfaces}]}}\n\
          topics:\n  - {{name: /scan, type: sensor_msgs/msg/LaserScan}}\n\
          subscribers:\n  - {{name: slow, topics: [/scan]}}\n\
          classifier: {{enabled: {classifier}}}\n\
          diagnostics: {{enabled: false}}\n\
-         telemetry: {{status_every: 1s, record: {}}}\n",
+         telemetry: {{status_every: 1s, record: {}}}\n{group}",
         record.display()
     )
 }
 
-fn start_bridge(
-    exe: &Path,
+/// Starts bridges (each `bauxite bridge` with its own config, log and recording) in the
+/// bridge namespace; a failover run starts a third when it kills the first.
+struct BridgeLauncher<'a> {
+    exe: &'a Path,
     scheduling: Scheduling,
-    tb: &Testbed,
+    ns: &'a Netns,
+    dir: &'a Path,
     classifier: bool,
-    dir: &Path,
-) -> Result<BridgeProcesses, EvalError> {
-    let recording = dir.join("bridge.mcap");
-    let write = |name: &str, text: String| -> Result<PathBuf, EvalError> {
-        let path = dir.join(name);
-        std::fs::write(&path, text).map_err(EvalError::io(format!("writing {}", path.display())))?;
-        Ok(path)
-    };
-    let bridge_yaml = write("bridge.yaml", bridge_config(classifier, BRIDGE_ADDR, &recording))?;
-    let responder_yaml = write("responder.yaml", bridge_config(classifier, SLOW_ADDR, &dir.join("unused.mcap")))?;
-    let spawn = |ns: &Netns, on_critical_path: bool, args: &[&str], log: &str| -> Result<ChildGuard, EvalError> {
-        let path = dir.join(log);
-        let stderr = std::fs::File::create(&path).map_err(EvalError::io(format!("creating {}", path.display())))?;
-        let child = scheduling
-            .command(ns, on_critical_path, exe, args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(stderr)
-            .spawn()
-            .map_err(EvalError::io(format!("starting `bauxite {}`", args[0])))?;
-        Ok(ChildGuard::new(child, GRACE))
-    };
-    let responder = spawn(
-        &tb.slow,
-        false,
-        &["probe-responder", "--config", &responder_yaml.display().to_string(), "--name", "slow"],
-        "responder.log",
-    )?;
-    let bridge = spawn(&tb.bridge, true, &["bridge", "--config", &bridge_yaml.display().to_string()], "bridge.log")?;
-    Ok(BridgeProcesses { bridge, responder, started: Instant::now(), recording })
+    standby: bool,
+    started: usize,
 }
 
-impl BridgeProcesses {
-    /// Reads the bridge's CPU and peak memory, then stops both (the bridge closes its recording).
+impl BridgeLauncher<'_> {
+    /// The next bridge: `bridge` alone, or `bridge-a`, `bridge-b`, ... in a group. Returns
+    /// it and its recording.
+    fn start(&mut self) -> Result<(ChildGuard, PathBuf), EvalError> {
+        let name = if self.standby {
+            format!("bridge-{}", char::from(b'a' + self.started as u8))
+        } else {
+            "bridge".to_string()
+        };
+        self.started += 1;
+        let recording = self.dir.join(format!("{name}.mcap"));
+        let yaml = write_file(
+            self.dir,
+            &format!("{name}.yaml"),
+            bridge_config(self.classifier, BRIDGE_ADDR, &recording, self.standby),
+        )?;
+        let child = spawn_logged(
+            self.scheduling,
+            self.ns,
+            true,
+            self.exe,
+            &["bridge", "--config", &yaml],
+            &self.dir.join(format!("{name}.log")),
+        )?;
+        Ok((child, recording))
+    }
+}
+
+fn write_file(dir: &Path, name: &str, text: String) -> Result<String, EvalError> {
+    let path = dir.join(name);
+    std::fs::write(&path, text).map_err(EvalError::io(format!("writing {}", path.display())))?;
+    Ok(path.display().to_string())
+}
+
+/// Starts `exe args` in `ns`, its stderr to `log`.
+fn spawn_logged(
+    scheduling: Scheduling,
+    ns: &Netns,
+    on_critical_path: bool,
+    exe: &Path,
+    args: &[&str],
+    log: &Path,
+) -> Result<ChildGuard, EvalError> {
+    let stderr = std::fs::File::create(log).map_err(EvalError::io(format!("creating {}", log.display())))?;
+    let child = scheduling
+        .command(ns, on_critical_path, exe, args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .spawn()
+        .map_err(EvalError::io(format!("starting `bauxite {}`", args[0])))?;
+    Ok(ChildGuard::new(child, GRACE))
+}
+
+/// Starts the probe responder and the bridge (two of a hot-standby group, `launcher.standby`).
+fn start_bridges<'a>(mut launcher: BridgeLauncher<'a>, slow: &Netns) -> Result<BridgeProcesses<'a>, EvalError> {
+    let responder_yaml = write_file(
+        launcher.dir,
+        "responder.yaml",
+        bridge_config(launcher.classifier, SLOW_ADDR, &launcher.dir.join("unused.mcap"), false),
+    )?;
+    let responder = spawn_logged(
+        launcher.scheduling,
+        slow,
+        false,
+        launcher.exe,
+        &["probe-responder", "--config", &responder_yaml, "--name", "slow"],
+        &launcher.dir.join("responder.log"),
+    )?;
+    let mut bridges = vec![launcher.start()?];
+    if launcher.standby {
+        bridges.push(launcher.start()?);
+    }
+    Ok(BridgeProcesses { bridges, responder, started: Instant::now(), launcher })
+}
+
+impl BridgeProcesses<'_> {
+    /// Kills the longest-running bridge (SIGKILL: a crash) and starts another at once, which
+    /// joins the group as a standby.
+    fn kill_oldest_and_restart(&mut self) -> Result<(), EvalError> {
+        let (mut oldest, _) = self.bridges.remove(0);
+        oldest.kill().map_err(EvalError::io("killing a bridge"))?;
+        let next = self.launcher.start()?;
+        self.bridges.push(next);
+        Ok(())
+    }
+
+    /// Reads the last bridge's CPU and peak memory, then stops them all (each closes its
+    /// recording); returns the last one's recording.
     fn finish(mut self) -> Result<(Option<(f64, f64)>, PathBuf), EvalError> {
-        let usage = bauxite_bridge::bench::proc_usage(self.bridge.id()).map(|(cpu, _, peak)| {
+        let (last, recording) = self.bridges.last_mut().expect("a bridge runs");
+        let usage = bauxite_bridge::bench::proc_usage(last.id()).map(|(cpu, _, peak)| {
             let wall = self.started.elapsed().as_secs_f64().max(1e-3);
             (cpu.as_secs_f64() / wall * 100.0, peak as f64 / (1024.0 * 1024.0))
         });
-        if let Ok(Some(status)) = self.bridge.try_wait() {
-            return Err(EvalError::Peer(format!("the bridge exited during the run ({status}); see bridge.log")));
+        let recording = recording.clone();
+        for (bridge, _) in &mut self.bridges {
+            if let Ok(Some(status)) = bridge.try_wait() {
+                return Err(EvalError::Peer(format!("a bridge exited during the run ({status}); see its log")));
+            }
         }
-        let _ = self.bridge.stop();
+        for (bridge, _) in &mut self.bridges {
+            let _ = bridge.stop();
+        }
         let _ = self.responder.stop();
-        Ok((usage, self.recording))
+        Ok((usage, recording))
     }
 }
 
@@ -327,10 +399,20 @@ pub fn run_one(
     let seed = scenario.name.bytes().fold(0x004u64, |h, b| h.wrapping_mul(31).wrapping_add(u64::from(b)));
     // Clean until the run's timing switches the impairment on (after discovery).
     let mut tb = Testbed::create(&Severity::CLEAN, seed)?;
-    let bridge = match scenario.setup {
+    let launcher = |classifier, standby| BridgeLauncher {
+        exe: ctx.exe,
+        scheduling: ctx.scheduling,
+        ns: &tb.bridge,
+        dir,
+        classifier,
+        standby,
+        started: 0,
+    };
+    let mut bridge = match scenario.setup {
         Setup::Baseline => None,
-        Setup::Bridge => Some(start_bridge(ctx.exe, ctx.scheduling, &tb, true, dir)?),
-        Setup::Ablation => Some(start_bridge(ctx.exe, ctx.scheduling, &tb, false, dir)?),
+        Setup::Bridge => Some(start_bridges(launcher(true, false), &tb.slow)?),
+        Setup::Ablation => Some(start_bridges(launcher(false, false), &tb.slow)?),
+        Setup::Failover => Some(start_bridges(launcher(true, true), &tb.slow)?),
     };
     let (critical_topic, slow_topic, slow_best_effort) = match bridge {
         None => ("rt/scan", "rt/scan", false),
@@ -368,9 +450,9 @@ pub fn run_one(
     publisher.wait_ready(ctx.stop)?;
     let start_ns = realtime_ns();
     let mut critical_path = vec![publisher.guard.id(), critical.guard.id()];
-    critical_path.extend(bridge.as_ref().map(|b| b.bridge.id()));
+    critical_path.extend(bridge.iter().flat_map(|b| b.bridges.iter().map(|(g, _)| g.id())));
     let critical_path_fifo = critical_path.into_iter().all(|pid| scheduling_policy(pid) == Some(SCHED_FIFO));
-    let switches = drive(&tb, scenario, &timing, &mut publisher, ctx.stop)?;
+    let (switches, kills) = drive(&tb, scenario, &timing, &mut publisher, bridge.as_mut(), ctx.stop)?;
     std::thread::sleep(DRAIN);
     let published = publisher.finish();
     let (critical, slow) = (critical.finish(), slow.finish());
@@ -391,6 +473,7 @@ pub fn run_one(
         critical,
         slow,
         switches,
+        kills,
         bridge_recording,
         bridge_usage,
         link,
@@ -399,17 +482,24 @@ pub fn run_one(
     })
 }
 
+/// The impairment's switches: (CLOCK_REALTIME, impaired after it).
+type Switches = Vec<(u64, bool)>;
+
 /// Waits for the publisher to finish, switching the impairment on and off at the toggle's
-/// times; returns the switches.
+/// times and killing the active bridge at a failover's; returns the switches and the kills
+/// (CLOCK_REALTIME).
 fn drive(
     tb: &Testbed,
     scenario: &Scenario,
     timing: &Timing,
     publisher: &mut Peer,
+    mut bridges: Option<&mut BridgeProcesses<'_>>,
     stop: &AtomicBool,
-) -> Result<Vec<(u64, bool)>, EvalError> {
+) -> Result<(Switches, Vec<u64>), EvalError> {
     let started = Instant::now();
     let mut switches = Vec::new();
+    let mut kills = Vec::new();
+    let mut kill_at = scenario.kills(timing).into_iter().peekable();
     let mut now_on = false;
     // A publisher that outlives its duration by this much is hung.
     let deadline = timing.duration + Duration::from_secs(30);
@@ -428,9 +518,15 @@ fn drive(
             switches.push((realtime_ns(), on));
             now_on = on;
         }
-        std::thread::sleep(Duration::from_millis(50));
+        if let Some(b) = bridges.as_deref_mut()
+            && kill_at.next_if(|&at| elapsed >= at).is_some()
+        {
+            kills.push(realtime_ns());
+            b.kill_oldest_and_restart()?;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
-    Ok(switches)
+    Ok((switches, kills))
 }
 
 #[cfg(test)]

@@ -106,6 +106,9 @@ pub enum Setup {
     Bridge,
     /// The bridge with classification off (every subscriber stays UNKNOWN, treated as healthy).
     Ablation,
+    /// Two bridges of a hot-standby group: the active one is SIGKILLed and restarted, and
+    /// later the one active then is SIGKILLed (seed 004's future work: redundancy).
+    Failover,
 }
 
 /// One scenario: a setup, a severity, and whether the impairment is toggled.
@@ -129,6 +132,7 @@ impl Scenario {
             Setup::Baseline => "baseline",
             Setup::Bridge => "bridge",
             Setup::Ablation => "ablation",
+            Setup::Failover => "bridge-failover",
         };
         Self { name: format!("{prefix}-{}", severity.name), setup, severity, toggle: false, keep_last: false }
     }
@@ -145,7 +149,19 @@ impl Scenario {
         v.extend(Severity::ALL.iter().map(|s| Self::new(Setup::Bridge, *s)));
         v.push(Scenario { name: "bridge-toggle".into(), toggle: true, ..Self::new(Setup::Bridge, Severity::STRONG) });
         v.push(Self::new(Setup::Ablation, Severity::MODERATE));
+        v.push(Scenario { name: "bridge-failover".into(), ..Self::new(Setup::Failover, Severity::CLEAN) });
         v
+    }
+
+    /// When a failover run SIGKILLs its active bridge, from the publisher's start: after the
+    /// settling time, the first at 40 % of the run (the killed bridge is restarted at once and
+    /// rejoins as the standby), the second at 70 % (the bridge active since the first), each
+    /// with seconds of stream around it. None for the other setups.
+    pub fn kills(&self, timing: &Timing) -> Vec<Duration> {
+        if self.setup != Setup::Failover {
+            return Vec::new();
+        }
+        vec![timing.duration.mul_f64(0.4), timing.duration.mul_f64(0.7)]
     }
 
     /// `--quick`'s default set: what the three checks need (a collapsing baseline, the
