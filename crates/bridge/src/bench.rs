@@ -137,6 +137,9 @@ pub struct CapacityRow {
     pub bridged_mbit_s: f64,
     /// The bridge's CPU at that step, percent of one core.
     pub bridge_cpu_pct: f64,
+    /// The bridge's CPU per MB (10^6 bytes) of payload it forwarded at that step, ms: what a
+    /// forwarded byte costs, whatever the rate.
+    pub bridge_cpu_ms_per_mb: f64,
     /// The same measure straight from publisher to subscriber (no bridge).
     pub direct_per_s: f64,
     /// Every step through the bridge.
@@ -196,14 +199,19 @@ impl BenchReport {
         }
         let _ = writeln!(
             s,
-            "## Forwarding capacity ({} cores; paced steps of doubling rate, the fastest with under 1 % loss)\n\n| size | through the bridge (samples/s) | Mbit/s | bridge CPU | direct, no bridge (samples/s) |\n|---:|---:|---:|---:|---:|",
+            "## Forwarding capacity ({} cores; paced steps of doubling rate, the fastest with under 1 % loss)\n\n| size | through the bridge (samples/s) | Mbit/s | bridge CPU | bridge CPU per MB forwarded | direct, no bridge (samples/s) |\n|---:|---:|---:|---:|---:|---:|",
             self.cores
         );
         for c in &self.capacity {
             let _ = writeln!(
                 s,
-                "| {} B | {:.0} | {:.1} | {:.0} % | {:.0} |",
-                c.size_bytes, c.bridged_per_s, c.bridged_mbit_s, c.bridge_cpu_pct, c.direct_per_s
+                "| {} B | {:.0} | {:.1} | {:.0} % | {:.2} ms | {:.0} |",
+                c.size_bytes,
+                c.bridged_per_s,
+                c.bridged_mbit_s,
+                c.bridge_cpu_pct,
+                c.bridge_cpu_ms_per_mb,
+                c.direct_per_s
             );
         }
         for c in &self.capacity {
@@ -830,11 +838,14 @@ fn capacity_run(
     let straight = sweep(&writer, &direct, size, options.capacity_duration, (pid, false), clock)?;
 
     let best = kept_up(&through);
+    let bridge_cpu_pct = best.and_then(|s| s.bridge_cpu_pct).unwrap_or(0.0);
+    let mb_per_s = best.map_or(0.0, |s| s.delivered_per_s * size as f64 / 1e6);
     Ok(CapacityRow {
         size_bytes: size,
         bridged_per_s: best.map_or(0.0, |s| s.delivered_per_s),
-        bridged_mbit_s: best.map_or(0.0, |s| s.delivered_per_s * size as f64 * 8.0 / 1e6),
-        bridge_cpu_pct: best.and_then(|s| s.bridge_cpu_pct).unwrap_or(0.0),
+        bridged_mbit_s: mb_per_s * 8.0,
+        bridge_cpu_pct,
+        bridge_cpu_ms_per_mb: if mb_per_s > 0.0 { bridge_cpu_pct / 100.0 / mb_per_s * 1e3 } else { 0.0 },
         direct_per_s: kept_up(&straight).map_or(0.0, |s| s.delivered_per_s),
         through,
         direct: straight,

@@ -52,15 +52,22 @@ const ALL: &[RepresentationIdentifier] = &[
     RepresentationIdentifier::XML,
 ];
 
-/// The decoder: copies the bytes out of the receive buffer.
+/// The decoder: keeps the reader's buffer of the (reassembled) payload, which both writers
+/// then send from, so the bridge copies a sample's bytes only into the packets it sends.
 #[derive(Clone, Copy)]
 pub struct RawDecoder;
 
 impl Decode<'_, RawSample> for RawDecoder {
     type Error = Infallible;
 
+    /// Only for callers that hold a slice; the reader hands its buffer to [`Self::decode_shared`].
     fn decode_bytes(self, input: &[u8], encoding: RepresentationIdentifier) -> Result<RawSample, Infallible> {
         Ok(RawSample { representation: encoding, payload: Bytes::copy_from_slice(input) })
+    }
+
+    /// The vendored RustDDS's shared-buffer path (vendor/README.md): a reference, not a copy.
+    fn decode_shared(self, input: &Bytes, encoding: RepresentationIdentifier) -> Result<RawSample, Infallible> {
+        Ok(RawSample { representation: encoding, payload: input.clone() })
     }
 }
 
@@ -134,4 +141,26 @@ fn options(source_timestamp: Option<Timestamp>) -> WriteOptions {
         options = options.source_timestamp(ts);
     }
     options.build()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustdds::no_key::DeserializerAdapter;
+
+    /// The reader's payload buffer becomes the sample's: the same memory, not a copy, for
+    /// every size (a copy would be a new allocation at another address).
+    #[test]
+    fn a_received_payload_is_kept_by_reference_not_copied() {
+        for size in [0, 1, 64 * 1024, 1024 * 1024] {
+            let received = Bytes::from((0..size).map(|i| (i % 251) as u8).collect::<Vec<u8>>());
+            let sample =
+                RawAdapter::from_shared_bytes_with(&received, RepresentationIdentifier::CDR_BE, RawDecoder).unwrap();
+            assert_eq!(sample.representation, RepresentationIdentifier::CDR_BE);
+            assert_eq!(sample.payload, received, "{size} B");
+            if size > 0 {
+                assert_eq!(sample.payload.as_ptr(), received.as_ptr(), "{size} B: copied");
+            }
+        }
+    }
 }

@@ -62,10 +62,16 @@ fn payload_representation_and_source_time_pass_through_unchanged() {
     std::thread::sleep(Duration::from_millis(300));
     let hello_bytes = hello().payload;
 
+    // Issue 31: the shared-buffer path, from an empty payload to a 1 MB one (800 fragments).
+    let pattern = |size: usize| (0..size).map(|i| (i * 7 % 253) as u8).collect::<Vec<u8>>();
     let samples = [
         (RepresentationIdentifier::CDR_BE, vec![0, 0, 0, 42, 0xde, 0xad, 0xbe, 0xef]),
         (RepresentationIdentifier::CDR2_LE, vec![7, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]),
         (RepresentationIdentifier::CDR_LE, (0..=255).collect()),
+        (RepresentationIdentifier::CDR_LE, Vec::new()),
+        (RepresentationIdentifier::CDR_LE, vec![0x5a]),
+        (RepresentationIdentifier::CDR_LE, pattern(64 * 1024)),
+        (RepresentationIdentifier::CDR_LE, pattern(1024 * 1024)),
     ];
     let stamp = Timestamp::now();
     for (rep, bytes) in &samples {
@@ -81,7 +87,13 @@ fn payload_representation_and_source_time_pass_through_unchanged() {
     }
     for (i, (sample, ts)) in got.iter().enumerate() {
         assert_eq!(sample.representation, samples[i].0, "sample {i}");
-        assert_eq!(sample.payload.as_ref(), samples[i].1.as_slice(), "sample {i}");
+        assert!(
+            sample.payload.as_ref() == samples[i].1.as_slice(),
+            "sample {i}: {} B differ: got {} B {:?}",
+            samples[i].1.len(),
+            sample.payload.len(),
+            &sample.payload[..sample.payload.len().min(8)]
+        );
         assert_eq!(*ts, Some(stamp), "sample {i}: the source timestamp is the publisher's");
     }
     // Idle, the bridge sleeps: its threads (and this test's) use a few percent of a core at most.

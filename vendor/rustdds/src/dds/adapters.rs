@@ -142,6 +142,22 @@ pub mod no_key {
         .map(Self::transform_decoded)
     }
 
+    /// Bauxite's patch: [`Self::from_bytes_with`] from the payload's shared
+    /// buffer, through [`Decode::decode_shared`], so that a decoder which keeps
+    /// the bytes takes a reference-counted handle instead of a copy.
+    fn from_shared_bytes_with<'de, S>(
+      input_bytes: &'de Bytes,
+      encoding: RepresentationIdentifier,
+      decoder: S,
+    ) -> Result<D, S::Error>
+    where
+      S: Decode<'de, Self::Decoded>,
+    {
+      decoder
+        .decode_shared(input_bytes, encoding)
+        .map(Self::transform_decoded)
+    }
+
     /// Deserialize data from bytes to an object.
     /// `encoding` must be something given by `supported_encodings()`, or
     /// implementation may fail with Err or `panic!()`.
@@ -192,6 +208,21 @@ pub mod no_key {
       input_bytes: &'de [u8],
       encoding: RepresentationIdentifier,
     ) -> Result<Decoded, Self::Error>;
+
+    /// Bauxite's patch: decodes the payload from the reader's shared buffer.
+    /// The default decodes its bytes with [`Self::decode_bytes`]; a decoder
+    /// that keeps the bytes as they are (a forwarding bridge) clones the handle
+    /// instead of copying them.
+    fn decode_shared(
+      self,
+      input_bytes: &'de Bytes,
+      encoding: RepresentationIdentifier,
+    ) -> Result<Decoded, Self::Error>
+    where
+      Self: Sized,
+    {
+      self.decode_bytes(&input_bytes[..], encoding)
+    }
   }
 
   /// trait for connecting a Serializer implementation and DataWriter

@@ -157,6 +157,15 @@ where
   ) -> Result<Decoded, Self::Error> {
     self.no_key.decode_bytes(input_bytes, encoding)
   }
+
+  // Bauxite's patch: the wrapped decoder's shared-buffer path, not the default.
+  fn decode_shared(
+    self,
+    input_bytes: &'de Bytes,
+    encoding: RepresentationIdentifier,
+  ) -> Result<Decoded, Self::Error> {
+    self.no_key.decode_shared(input_bytes, encoding)
+  }
 }
 
 // implement with_key::Decode<Decoded> for the wrapper.

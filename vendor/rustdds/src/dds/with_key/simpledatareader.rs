@@ -244,7 +244,8 @@ where
           .iter()
           .find(|r| **r == serialized_payload.representation_identifier)
         {
-          match DA::from_bytes_with(&serialized_payload.value, *recognized_rep_id, decoder) {
+          // Bauxite's patch: the shared buffer, so a decoder may keep it without a copy.
+          match DA::from_shared_bytes_with(&serialized_payload.value, *recognized_rep_id, decoder) {
             // Data update, decoded ok
             Ok(payload) => {
               let p = Sample::Value(payload);

@@ -33,18 +33,34 @@ const H_LEN: usize = 2 + 2;
 
 impl SerializedPayload {
   pub fn new(rep_id: RepresentationIdentifier, payload: Vec<u8>) -> Self {
-    Self {
-      representation_identifier: rep_id,
-      representation_options: [0, 0],
-      value: Bytes::from(payload),
-    }
+    Self::padded(rep_id, Bytes::from(payload))
   }
 
   pub fn new_from_bytes(rep_id: RepresentationIdentifier, payload: Bytes) -> Self {
+    Self::padded(rep_id, payload)
+  }
+
+  // Bauxite's patch: a payload whose length is not a multiple of 4 is padded
+  // inside the serialized payload, and the padding counted in the two low bits
+  // of the options (DDS-XTypes 1.3, 7.6.3.1.2), so that a reader strips it and
+  // a sample arrives with the length it was written with. RustDDS used to pad
+  // the DATA submessage without saying so: a 1-byte sample arrived as 4 bytes.
+  // Payloads of aligned lengths (all of CDR's structs, 64 KB, 1 MB) are not
+  // copied.
+  fn padded(rep_id: RepresentationIdentifier, value: Bytes) -> Self {
+    let pad = crate::serialization::padding_needed_for_alignment_4(value.len());
+    let value = if pad == 0 {
+      value
+    } else {
+      let mut b = BytesMut::with_capacity(value.len() + pad);
+      b.extend_from_slice(&value);
+      b.extend_from_slice(&[0u8; 3][..pad]);
+      b.freeze()
+    };
     Self {
       representation_identifier: rep_id,
-      representation_options: [0, 0],
-      value: payload,
+      representation_options: [0, pad as u8],
+      value,
     }
   }
 
@@ -89,7 +105,11 @@ impl SerializedPayload {
     };
     let representation_options = [reader.read_u8()?, reader.read_u8()?];
     let value = if bytes.len() >= H_LEN {
-      bytes.slice(H_LEN..)
+      // Bauxite's patch: the padding the options count is not the sample's
+      // (see `padded`).
+      let pad = usize::from(representation_options[1] & 0b11);
+      let end = bytes.len().saturating_sub(pad).max(H_LEN);
+      bytes.slice(H_LEN..end)
     } else {
       warn!("DATA submessage was smaller than submessage header: {bytes:?}");
       return Err(io::Error::other("Too short DATA submessage."));
