@@ -73,6 +73,11 @@ const MAX_UNANSWERED: usize = 1024;
 const HISTORY: Duration = Duration::from_secs(2);
 /// The capacity is measured over busy answers sent at most this long ago…
 const CAPACITY_WINDOW: Duration = Duration::from_millis(300);
+/// The lanes never dropped are measured over this long ([`RateController::on_never_dropped`]).
+const NEVER_DROPPED_WINDOW: Duration = Duration::from_secs(1);
+/// The rate is never cut below the lanes never dropped offer, times this: they are
+/// not dropped, so below what they offer they queue in the shaper without bound.
+const NEVER_DROPPED_MARGIN: f64 = 1.25;
 /// …spanning at least this much time at the far side (shorter spans are dominated
 /// by a trace's bursts of opportunities and the poll's granularity).
 const CAPACITY_SPAN: Duration = Duration::from_millis(30);
@@ -254,6 +259,10 @@ pub struct RateController {
     /// When the probes not answered yet went, oldest first: only a probe that was
     /// sent can be overdue (a control loop that stalled sent none).
     unanswered: VecDeque<Duration>,
+    /// The lanes never dropped: their offered bytes at the start of the window.
+    never_dropped_since: Option<(Duration, u64)>,
+    /// The rate they need (with [`NEVER_DROPPED_MARGIN`]): a floor above `min_rate`.
+    never_dropped_floor: BitRate,
 }
 
 impl RateController {
@@ -281,7 +290,34 @@ impl RateController {
             repay: None,
             schedule: ProbeSchedule::new(policy),
             unanswered: VecDeque::new(),
+            never_dropped_since: None,
+            never_dropped_floor: BitRate::from_bps(0),
         }
+    }
+
+    /// The lanes never dropped (critical, telemetry, the probes, ACKs) have been
+    /// offered `total_bytes` since the shaper started, as of `now` (every poll).
+    /// Below what they offer, nothing is dropped and their queue grows without bound,
+    /// critical messages and probes in it, and the probes then read that queue as the
+    /// link's: a controller at `min_rate` stayed there. `min_rate` is sized for one
+    /// way's usual load (0.14 Mbit/s), but a way can carry more, such as the other
+    /// way's video ACKs. So the rate is never cut below what they offered over the
+    /// last second, with a margin; the new rate if that raised it.
+    pub fn on_never_dropped(&mut self, now: Duration, total_bytes: u64) -> Option<BitRate> {
+        let (since, bytes) = *self.never_dropped_since.get_or_insert((now, total_bytes));
+        let span = now.saturating_sub(since);
+        if total_bytes < bytes {
+            // The counters were replaced (a reload): start again.
+            self.never_dropped_since = Some((now, total_bytes));
+            return None;
+        }
+        if span < NEVER_DROPPED_WINDOW {
+            return None;
+        }
+        let offered_bps = (total_bytes - bytes) as f64 * 8.0 / span.as_secs_f64();
+        self.never_dropped_floor = BitRate::from_bps((offered_bps * NEVER_DROPPED_MARGIN / self.headroom) as u64);
+        self.never_dropped_since = Some((now, total_bytes));
+        self.set(self.rate)
     }
 
     /// Tells the controller that the shaper sends at `headroom` × its rate, so that
@@ -747,7 +783,8 @@ impl RateController {
     }
 
     fn set(&mut self, rate: BitRate) -> Option<BitRate> {
-        let rate = rate.clamp(self.policy.min_rate, self.policy.max_rate);
+        let floor = self.policy.min_rate.max(self.never_dropped_floor).min(self.policy.max_rate);
+        let rate = rate.clamp(floor, self.policy.max_rate);
         (rate != self.rate).then(|| {
             self.rate = rate;
             rate
@@ -781,6 +818,29 @@ mod tests {
 
     fn policy() -> AutoRatePolicy {
         AutoRatePolicy::default()
+    }
+
+    /// A queue cut to `min_rate` while the lanes never dropped offer 400 kbit/s: the
+    /// rate stays at what they need, with the margin, and follows their offer down.
+    #[test]
+    fn the_rate_is_never_cut_below_what_the_lanes_never_dropped_offer() {
+        let mut c = RateController::new(&policy());
+        let min = policy().min_rate;
+        let bytes_at = |bps: f64, ms: u64| (bps / 8.0 * ms as f64 / 1e3) as u64;
+        assert_eq!(c.on_never_dropped(at(0), 0), None);
+        assert_eq!(c.on_never_dropped(at(500), bytes_at(400e3, 500)), None, "half a window: no figure yet");
+        c.set(min);
+        let raised = c.on_never_dropped(at(1_000), bytes_at(400e3, 1_000)).expect("raised");
+        assert_eq!(raised.bps(), 500_000, "400 kbit/s offered, 1.25 times");
+        assert_eq!(c.set(min), None, "a cut to min_rate stops at the floor");
+        assert_eq!(c.rate().bps(), 500_000);
+        // The offer falls to 40 kbit/s: the floor is min_rate's again.
+        let base = bytes_at(400e3, 1_000);
+        c.on_never_dropped(at(2_000), base + bytes_at(40e3, 1_000));
+        assert_eq!(c.set(min), Some(min));
+        // Counters replaced by a reload: no rate spans the reset.
+        assert_eq!(c.on_never_dropped(at(3_000), 10), None);
+        assert_eq!(c.rate(), min);
     }
 
     /// Feeds `c` a quiet link for `until`: answers after 1 ms, `bps` sent.

@@ -641,15 +641,29 @@ impl<'a> ControlLoop<'a> {
         // What `rate: auto` measures the link with: the bytes the lanes sent into it, or,
         // on the downlink's device, the bytes that arrived over it (the classifier counts
         // every packet redirected from the ingress, those it then drops included).
-        let sent_bytes = match (self.pre.ingress, self.auto.is_some()) {
-            (true, true) => attached.datapath.maps.stats()?.iter().map(|s| s.bytes).sum(),
-            _ => lane_classes.iter().map(|c| c.bytes).sum(),
+        let (sent_bytes, never_dropped_bytes) = if self.auto.is_some() {
+            // What the classifier saw arrive in each lane: what the lanes are offered.
+            let offered = attached.datapath.maps.stats()?;
+            let never_dropped = offered
+                .iter()
+                .zip(&profile.lanes)
+                .filter(|(_, lane)| !lane.drop_when_congested)
+                .map(|(s, _)| s.bytes)
+                .sum();
+            let sent = if self.pre.ingress {
+                offered.iter().map(|s| s.bytes).sum()
+            } else {
+                lane_classes.iter().map(|c| c.bytes).sum()
+            };
+            (sent, never_dropped)
+        } else {
+            (0, 0)
         };
         if let Some(auto) = self.auto.as_mut() {
             // The probes ride lane 0 (`with_probe_rule`): its own queue is not the link's.
             auto.controller.on_own_queue(verdicts[0].queue_delay);
         }
-        if let Some(new_link_rate) = self.follow_link_rate(sent_bytes, read_ns) {
+        if let Some(new_link_rate) = self.follow_link_rate(sent_bytes, never_dropped_bytes, read_ns) {
             self.link_rate = new_link_rate;
             self.rate = self.profile.shaped_rate(new_link_rate);
             // After the link the droppable lanes' limits follow the rate too.
@@ -771,12 +785,13 @@ impl<'a> ControlLoop<'a> {
 
     /// With `rate: auto`, the new link-rate estimate, if the probes changed it: the
     /// controller gets the bytes the lanes had sent at `read_ns` (when the probe of
-    /// this poll left), every answer, then the time ([`AutoRate::controller_time`]).
-    fn follow_link_rate(&mut self, sent_bytes: u64, read_ns: u64) -> Option<BitRate> {
+    /// this poll left) and those the lanes never dropped were offered, every answer,
+    /// then the time ([`AutoRate::controller_time`]).
+    fn follow_link_rate(&mut self, sent_bytes: u64, never_dropped_bytes: u64, read_ns: u64) -> Option<BitRate> {
         let auto = self.auto.as_mut()?;
         let now = auto.controller_time(read_ns);
         auto.controller.on_sent(now, sent_bytes);
-        let mut new_rate = None;
+        let mut new_rate = auto.controller.on_never_dropped(now, never_dropped_bytes);
         while let Ok(sample) = auto.samples.try_recv() {
             if !auto.probers.on_answer(&sample) {
                 continue;

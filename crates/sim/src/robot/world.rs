@@ -639,7 +639,16 @@ impl<'a> World<'a> {
                 let counted =
                     if self.downlink { self.arrived_bytes } else { samples.iter().map(|s| s.sent_bytes).sum() };
                 auto.on_sent(now, counted);
-                let mut new_rate = None;
+                // As the daemon does: what the lanes never dropped were offered (here what
+                // they sent and hold; they drop nothing but at their queue's limit).
+                let lanes = &self.config.profile.profile().lanes;
+                let never_dropped = samples
+                    .iter()
+                    .zip(lanes)
+                    .filter(|(_, lane)| !lane.drop_when_congested)
+                    .map(|(s, _)| s.sent_bytes + s.backlog_bytes)
+                    .sum();
+                let mut new_rate = auto.on_never_dropped(now, never_dropped);
                 for (sent_ns, received_ns) in answers {
                     let answer = auto.on_answer(Duration::from_nanos(sent_ns), Duration::from_nanos(received_ns));
                     new_rate = answer.or(new_rate);
