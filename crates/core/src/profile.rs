@@ -285,7 +285,9 @@ pub struct AutoRatePolicy {
     #[schemars(extend("x-range" = "64kbit to 100gbit, and min_rate to max_rate"))]
     pub base_rate: BitRate,
     /// Never shape below this: enough for the lanes that are never dropped (seed 000's
-    /// critical and telemetry streams and the probes take about 0.14 Mbit/s).
+    /// critical and telemetry streams and the probes take about 0.14 Mbit/s). The
+    /// controller also never goes below 1.25 times what those lanes were offered over
+    /// the last second.
     #[schemars(extend("x-range" = "64kbit to 100gbit, and at most max_rate"))]
     pub min_rate: BitRate,
     /// Never shape above this.
