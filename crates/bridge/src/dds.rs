@@ -2,10 +2,15 @@
 
 use std::time::Duration;
 
+use rustdds::no_key::{DataReader, DataWriter};
 use rustdds::policy::{Durability, History, Reliability as DdsReliability, ResourceLimits};
-use rustdds::{DomainParticipant, DomainParticipantBuilder, QosPolicies, QosPolicyBuilder};
+use rustdds::{
+    CDRDeserializerAdapter, CDRSerializerAdapter, DomainParticipant, DomainParticipantBuilder, QosPolicies,
+    QosPolicyBuilder, TopicKind,
+};
+use serde::{Deserialize, Serialize};
 
-use crate::config::{DdsConfig, Reliability};
+use crate::config::{DdsConfig, Reliability, ros2_topic};
 
 /// Why a DDS entity could not be created.
 #[derive(Debug, thiserror::Error)]
@@ -150,6 +155,44 @@ pub fn critical_writer_qos(depth: usize, window: usize, blocking: Duration) -> Q
 /// A BEST_EFFORT writer: never waits for anyone.
 pub fn best_effort_qos(depth: usize) -> QosPolicies {
     base(depth).best_effort().build()
+}
+
+/// A BEST_EFFORT writer of a small CDR struct of the bridge's own (probes, heartbeats).
+pub type TypedWriter<T> = DataWriter<T, CDRSerializerAdapter<T>>;
+/// Its reader.
+pub type TypedReader<T> = DataReader<T, CDRDeserializerAdapter<T>>;
+
+/// A BEST_EFFORT writer of `T` on the ROS 2 topic `topic` (`rt/` added): a lost message of
+/// the bridge's own (a probe, a heartbeat) must show as lost, not be repaired late.
+pub fn typed_writer<T: Serialize>(
+    participant: &DomainParticipant,
+    topic: &str,
+    type_name: &str,
+) -> Result<TypedWriter<T>, DdsError> {
+    let qos = best_effort_qos(16);
+    let t = participant
+        .create_topic(ros2_topic(topic), type_name.to_string(), &qos, TopicKind::NoKey)
+        .map_err(|e| DdsError::new(format!("topic {topic}"), e))?;
+    participant
+        .create_publisher(&qos)
+        .and_then(|p| p.create_datawriter_no_key::<T, CDRSerializerAdapter<T>>(&t, None))
+        .map_err(|e| DdsError::new(format!("writer for {topic}"), e))
+}
+
+/// A BEST_EFFORT reader of `T` on the ROS 2 topic `topic` (see [`typed_writer`]).
+pub fn typed_reader<T: for<'de> Deserialize<'de> + 'static>(
+    participant: &DomainParticipant,
+    topic: &str,
+    type_name: &str,
+) -> Result<TypedReader<T>, DdsError> {
+    let qos = best_effort_qos(64);
+    let t = participant
+        .create_topic(ros2_topic(topic), type_name.to_string(), &qos, TopicKind::NoKey)
+        .map_err(|e| DdsError::new(format!("topic {topic}"), e))?;
+    participant
+        .create_subscriber(&qos)
+        .and_then(|s| s.create_datareader_no_key::<T, CDRDeserializerAdapter<T>>(&t, None))
+        .map_err(|e| DdsError::new(format!("reader for {topic}"), e))
 }
 
 #[cfg(test)]

@@ -16,11 +16,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use futures::StreamExt;
-use rustdds::no_key::{DataReader, DataWriter};
-use rustdds::{CDRDeserializerAdapter, CDRSerializerAdapter, DomainParticipant, TopicKind};
+use rustdds::DomainParticipant;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{ClassifierConfig, ros2_topic};
+use crate::config::ClassifierConfig;
 use crate::dds::{self, DdsError};
 use crate::{Clock, Nanos};
 
@@ -55,35 +54,6 @@ pub const PROBE_TYPE: &str = "bauxite_msgs::msg::dds_::BridgeProbe_";
 /// The reply's DDS type name.
 pub const REPLY_TYPE: &str = "bauxite_msgs::msg::dds_::BridgeProbeReply_";
 
-type Writer<T> = DataWriter<T, CDRSerializerAdapter<T>>;
-type Reader<T> = DataReader<T, CDRDeserializerAdapter<T>>;
-
-fn writer<T: Serialize>(participant: &DomainParticipant, topic: &str, type_name: &str) -> Result<Writer<T>, DdsError> {
-    let qos = dds::best_effort_qos(16);
-    let t = participant
-        .create_topic(ros2_topic(topic), type_name.to_string(), &qos, TopicKind::NoKey)
-        .map_err(|e| DdsError::new(format!("topic {topic}"), e))?;
-    participant
-        .create_publisher(&qos)
-        .and_then(|p| p.create_datawriter_no_key::<T, CDRSerializerAdapter<T>>(&t, None))
-        .map_err(|e| DdsError::new(format!("writer for {topic}"), e))
-}
-
-fn reader<T: for<'de> Deserialize<'de> + 'static>(
-    participant: &DomainParticipant,
-    topic: &str,
-    type_name: &str,
-) -> Result<Reader<T>, DdsError> {
-    let qos = dds::best_effort_qos(64);
-    let t = participant
-        .create_topic(ros2_topic(topic), type_name.to_string(), &qos, TopicKind::NoKey)
-        .map_err(|e| DdsError::new(format!("topic {topic}"), e))?;
-    participant
-        .create_subscriber(&qos)
-        .and_then(|s| s.create_datareader_no_key::<T, CDRDeserializerAdapter<T>>(&t, None))
-        .map_err(|e| DdsError::new(format!("reader for {topic}"), e))
-}
-
 /// An answer as the bridge saw it arrive.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Answer {
@@ -98,7 +68,7 @@ pub struct Answer {
 /// The bridge's side: sends probes, timestamps answers as they arrive.
 pub struct Prober {
     id: String,
-    writer: Writer<Probe>,
+    writer: dds::TypedWriter<Probe>,
     seq: u64,
     stop: Option<futures::channel::oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -112,8 +82,8 @@ impl Prober {
         id: &str,
         clock: Clock,
     ) -> Result<(Self, mpsc::Receiver<Answer>), DdsError> {
-        let writer = writer::<Probe>(participant, &config.probe_topic, PROBE_TYPE)?;
-        let replies = reader::<ProbeReply>(participant, &config.reply_topic, REPLY_TYPE)?;
+        let writer = dds::typed_writer::<Probe>(participant, &config.probe_topic, PROBE_TYPE)?;
+        let replies = dds::typed_reader::<ProbeReply>(participant, &config.reply_topic, REPLY_TYPE)?;
         let (tx, rx) = mpsc::channel();
         let (stop_tx, mut stop_rx) = futures::channel::oneshot::channel::<()>();
         let me = id.to_string();
@@ -188,8 +158,8 @@ impl ProbeResponder {
         name: &str,
         options: ResponderOptions,
     ) -> Result<Self, DdsError> {
-        let probes = reader::<Probe>(participant, &config.probe_topic, PROBE_TYPE)?;
-        let replies = writer::<ProbeReply>(participant, &config.reply_topic, REPLY_TYPE)?;
+        let probes = dds::typed_reader::<Probe>(participant, &config.probe_topic, PROBE_TYPE)?;
+        let replies = dds::typed_writer::<ProbeReply>(participant, &config.reply_topic, REPLY_TYPE)?;
         let answered = Arc::new(AtomicU64::new(0));
         let stop = Arc::new(AtomicBool::new(false));
         let (stop_tx, mut stop_rx) = futures::channel::oneshot::channel::<()>();

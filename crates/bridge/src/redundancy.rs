@@ -32,11 +32,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use rustdds::no_key::{DataReader, DataWriter};
-use rustdds::{CDRDeserializerAdapter, CDRSerializerAdapter, DomainParticipant, TopicKind};
+use rustdds::DomainParticipant;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{RedundancyConfig, ros2_topic};
+use crate::config::RedundancyConfig;
 use crate::dds::{self, DdsError};
 use crate::forward::{Sample, TopicShared};
 use crate::{Clock, Nanos};
@@ -368,8 +367,8 @@ impl Election {
     }
 }
 
-type Writer = DataWriter<Heartbeat, CDRSerializerAdapter<Heartbeat>>;
-type Reader = DataReader<Heartbeat, CDRDeserializerAdapter<Heartbeat>>;
+type Writer = dds::TypedWriter<Heartbeat>;
+type Reader = dds::TypedReader<Heartbeat>;
 
 /// What every thread of a bridge in a group shares: its heartbeat writer, its announcements,
 /// its role and the gate.
@@ -515,18 +514,8 @@ impl Elector {
         started_ns: u64,
     ) -> Result<(Arc<Beacon>, HeartbeatReader), DdsError> {
         let topic = heartbeat_topic(&config.group);
-        let qos = dds::best_effort_qos(64);
-        let t = participant
-            .create_topic(ros2_topic(&topic), HEARTBEAT_TYPE.to_string(), &qos, TopicKind::NoKey)
-            .map_err(|e| DdsError::new(format!("topic {topic}"), e))?;
-        let writer = participant
-            .create_publisher(&qos)
-            .and_then(|p| p.create_datawriter_no_key::<Heartbeat, CDRSerializerAdapter<Heartbeat>>(&t, None))
-            .map_err(|e| DdsError::new(format!("writer for {topic}"), e))?;
-        let reader = participant
-            .create_subscriber(&qos)
-            .and_then(|s| s.create_datareader_no_key::<Heartbeat, CDRDeserializerAdapter<Heartbeat>>(&t, None))
-            .map_err(|e| DdsError::new(format!("reader for {topic}"), e))?;
+        let writer = dds::typed_writer::<Heartbeat>(participant, &topic, HEARTBEAT_TYPE)?;
+        let reader = dds::typed_reader::<Heartbeat>(participant, &topic, HEARTBEAT_TYPE)?;
         let beacon = Beacon {
             bridge: bridge.to_string(),
             started_ns,
