@@ -1619,7 +1619,7 @@ _bauxite() {
             return 0
             ;;
         bauxite__subcmd__sim__subcmd__merge)
-            opts="-h --out --help"
+            opts="-h --out --png --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1691,7 +1691,7 @@ _bauxite() {
             return 0
             ;;
         bauxite__subcmd__sim__subcmd__run)
-            opts="-h --scheduler --dscp --seed --start-jitter-ms --followers --bg-mbps --queue --duration --start --bg-flows --bg-payload --bg-start-offset-ms --limit-mode --device-queue --access-queue --bottleneck-mbps --bottleneck-delay-ms --access-mbps --follower-access-mbps --access-delay-ms --control-bytes --control-pps --control-dscp --status-bytes --status-pps --status-dscp --telemetry-bytes --telemetry-pps --telemetry-dscp --bulk-bytes --bulk-pps --bulk-dscp --bg-burst --bg-burst-pareto --deadline --tcp-flows --link --out --help"
+            opts="-h --scheduler --dscp --seed --start-jitter-ms --followers --bg-mbps --queue --duration --start --bg-flows --bg-payload --bg-start-offset-ms --limit-mode --device-queue --access-queue --bottleneck-mbps --bottleneck-delay-ms --access-mbps --follower-access-mbps --access-delay-ms --control-bytes --control-pps --control-dscp --status-bytes --status-pps --status-dscp --telemetry-bytes --telemetry-pps --telemetry-dscp --bulk-bytes --bulk-pps --bulk-dscp --bg-burst --bg-burst-pareto --deadline --tcp-flows --link --out --png --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1857,7 +1857,7 @@ _bauxite() {
             return 0
             ;;
         bauxite__subcmd__sim__subcmd__study)
-            opts="-h --family --schedulers --seeds --jobs --seed --start-jitter-ms --load-bg-mbps --follower-counts --queue-limits --access-values --burst-values --tcp-values --wireless-values --shard --followers --bg-mbps --queue --duration --start --bg-flows --bg-payload --bg-start-offset-ms --limit-mode --device-queue --access-queue --bottleneck-mbps --bottleneck-delay-ms --access-mbps --follower-access-mbps --access-delay-ms --control-bytes --control-pps --control-dscp --status-bytes --status-pps --status-dscp --telemetry-bytes --telemetry-pps --telemetry-dscp --bulk-bytes --bulk-pps --bulk-dscp --bg-burst --bg-burst-pareto --deadline --tcp-flows --link --out --help"
+            opts="-h --family --schedulers --seeds --jobs --seed --start-jitter-ms --load-bg-mbps --follower-counts --queue-limits --access-values --burst-values --tcp-values --wireless-values --shard --followers --bg-mbps --queue --duration --start --bg-flows --bg-payload --bg-start-offset-ms --limit-mode --device-queue --access-queue --bottleneck-mbps --bottleneck-delay-ms --access-mbps --follower-access-mbps --access-delay-ms --control-bytes --control-pps --control-dscp --status-bytes --status-pps --status-dscp --telemetry-bytes --telemetry-pps --telemetry-dscp --bulk-bytes --bulk-pps --bulk-dscp --bg-burst --bg-burst-pareto --deadline --tcp-flows --link --out --png --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

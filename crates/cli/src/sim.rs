@@ -7,6 +7,7 @@ use anyhow::{Context, Result};
 use bauxite_sim::output::{check_out_dir, write_outputs};
 use bauxite_sim::study::{Family, StudyConfig, default_start_jitter_ms};
 use bauxite_sim::{LimitScope, ScenarioConfig, Scheduler, Shard, SimError, StudyResult, run_shard, run_study};
+use bauxite_telemetry::chart::Formats;
 use clap::{Args, Subcommand};
 
 /// `bauxite sim` subcommands.
@@ -89,6 +90,10 @@ pub struct MergeArgs {
     /// Where the merged results go (not one of the shards).
     #[arg(long)]
     out: PathBuf,
+    /// Also write each chart as PNG (the SVG is always written). Rasterising is
+    /// the costliest output: 7 % of a comparison study's CPU.
+    #[arg(long)]
+    png: bool,
 }
 
 /// `bauxite sim run`.
@@ -111,6 +116,10 @@ pub struct RunArgs {
     /// Where results go.
     #[arg(long)]
     out: PathBuf,
+    /// Also write each chart as PNG (the SVG is always written). Rasterising is
+    /// the costliest output: 7 % of a comparison study's CPU.
+    #[arg(long)]
+    png: bool,
 }
 
 /// `bauxite sim study`.
@@ -172,6 +181,10 @@ pub struct StudyArgs {
     /// Where results go.
     #[arg(long)]
     out: PathBuf,
+    /// Also write each chart as PNG (the SVG is always written). Rasterising is
+    /// the costliest output: 7 % of a comparison study's CPU.
+    #[arg(long)]
+    png: bool,
 }
 
 /// Every scenario parameter; unset ones keep the seed's values.
@@ -335,7 +348,7 @@ impl ScenarioArgs {
 
 /// Runs a `bauxite sim` subcommand.
 pub fn run(command: SimCommand) -> Result<()> {
-    let (study, out) = match command {
+    let (study, out, png) = match command {
         SimCommand::Robot(args) => return robot(&args),
         SimCommand::Merge(args) => return merge(&args),
         SimCommand::Agree(args) => return agree(&args),
@@ -353,7 +366,7 @@ pub fn run(command: SimCommand) -> Result<()> {
             }
             args.scenario.apply(&mut base)?;
             let study = StudyConfig { families: vec![Family::Run], seeds: 1, jobs: 1, base, ..StudyConfig::default() };
-            (study, args.out)
+            (study, args.out, args.png)
         }
         SimCommand::Study(args) => {
             let mut study = StudyConfig { families: Family::parse_list(&args.family)?, ..StudyConfig::default() };
@@ -393,14 +406,19 @@ pub fn run(command: SimCommand) -> Result<()> {
             if let Some(shard) = &args.shard {
                 return execute_shard(&study, shard.parse()?, &args.out);
             }
-            (study, args.out)
+            (study, args.out, args.png)
         }
     };
-    execute(&study, &out)
+    execute(&study, &out, chart_formats(png))
+}
+
+/// The study's charts are SVG, and PNG too on `--png`.
+fn chart_formats(png: bool) -> Formats {
+    if png { Formats::PngAndSvg } else { Formats::Svg }
 }
 
 /// Validates everything, runs with a progress bar on a terminal, writes the files.
-fn execute(study: &StudyConfig, out: &Path) -> Result<()> {
+fn execute(study: &StudyConfig, out: &Path, formats: Formats) -> Result<()> {
     // Every parameter of every run is checked, and --out too, before anything runs
     // or anything is written.
     let total = study.plan()?.len();
@@ -416,7 +434,7 @@ fn execute(study: &StudyConfig, out: &Path) -> Result<()> {
     let cpu_s = (bauxite_sys::process_cpu_ns() - cpu_before) as f64 / 1e9;
     bar.finish_and_clear();
     write_outputs(out, &result)?;
-    bauxite_sim::charts::write(out, &bauxite_sim::series::chart_data(&result))?;
+    bauxite_sim::charts::write(out, &bauxite_sim::series::chart_data(&result), formats)?;
     print!("{}", bauxite_sim::output::summary_md(&result));
     println!(
         "\nsimulated {} events in {:.2} s ({:.3} CPU-s): {:.2} M events/s ({} runs)",
@@ -460,7 +478,7 @@ fn execute_shard(study: &StudyConfig, shard: Shard, out: &Path) -> Result<()> {
 /// `bauxite sim merge`: the merged tables and summaries, then the charts.
 fn merge(args: &MergeArgs) -> Result<()> {
     let (result, _) = bauxite_sim::shard::merge(&args.dirs, &args.out)?;
-    bauxite_sim::charts::write(&args.out, &bauxite_sim::series::chart_data(&result))?;
+    bauxite_sim::charts::write(&args.out, &bauxite_sim::series::chart_data(&result), chart_formats(args.png))?;
     print!("{}", bauxite_sim::output::summary_md(&result));
     eprintln!("bauxite sim: {} shards merged into {}", args.dirs.len(), args.out.display());
     Ok(())

@@ -28,6 +28,7 @@ fn a_short_run_writes_its_tables_summaries_and_charts() {
         "12",
         "--duration",
         "3",
+        "--png",
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -126,13 +127,16 @@ fn sharded_study_merges_into_the_unsharded_files() {
     let merged = root.join("merged");
     let mut args = vec!["sim", "merge"];
     args.extend(shards.iter().rev().map(|d| d.to_str().unwrap()));
-    args.extend_from_slice(&["--out", merged.to_str().unwrap()]);
+    args.extend_from_slice(&["--out", merged.to_str().unwrap(), "--png"]);
     let run = bauxite(&args);
     assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
-    for file in ["flows.csv", "classes.csv", "summary.md", "control_delay.png", "control_delay.svg"] {
+    for file in ["flows.csv", "classes.csv", "summary.md", "control_delay.svg", "heatmap_loss.svg"] {
         let whole = std::fs::read(root.join("whole").join(file)).unwrap();
         assert!(std::fs::read(merged.join(file)).unwrap() == whole, "{file} differs");
     }
+    // Charts are SVG unless --png asks for PNG too (the merge did, the study did not).
+    assert!(merged.join("control_delay.png").metadata().is_ok_and(|m| m.len() > 0), "merge --png writes PNG");
+    assert!(!root.join("whole").join("control_delay.png").exists(), "a study without --png writes no PNG");
     let run = bauxite(&["sim", "merge", shards[0].to_str().unwrap(), "--out", merged.to_str().unwrap()]);
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(!run.status.success() && stderr.contains("missing [1/3, 2/3]"), "{stderr}");

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use bauxite_telemetry::chart::{BarChart, ChartError, Heatmap, LineChart, Series};
+use bauxite_telemetry::chart::{BarChart, ChartError, Formats, Heatmap, LineChart, Series};
 
 use crate::series::{Bar, Cell, ChartData, Line};
 use crate::study::Figure;
@@ -90,35 +90,36 @@ fn sweep(title: &str, x_label: &str, y_label: &str, lines: &[Line]) -> LineChart
     LineChart { title: title.into(), x_label: x_label.into(), y_label: y_label.into(), series, ..LineChart::default() }
 }
 
-/// Writes every chart the data has series for into `dir`; returns the files.
-pub fn write(dir: &Path, data: &ChartData) -> Result<Vec<PathBuf>, ChartError> {
+/// Writes every chart the data has series for into `dir` as `formats`; returns the files.
+pub fn write(dir: &Path, data: &ChartData, formats: Formats) -> Result<Vec<PathBuf>, ChartError> {
     let mut files = Vec::new();
     if !data.control_delay.is_empty() {
         files.extend(
             bars("Control delay per scheduler", "mean delay (ms)", &data.control_delay)
-                .write(&dir.join("control_delay"))?,
+                .write_as(&dir.join("control_delay"), formats)?,
         );
         files.extend(
-            bars("Control loss per scheduler", "loss (%)", &data.control_loss).write(&dir.join("control_loss"))?,
+            bars("Control loss per scheduler", "loss (%)", &data.control_loss)
+                .write_as(&dir.join("control_loss"), formats)?,
         );
     }
     if !data.heatmap_delay.is_empty() {
         files.extend(
             heatmap("Delay per class (ms; DSCP on where both modes ran)", lower_is_better("ms"), &data.heatmap_delay)
-                .write(&dir.join("heatmap_delay"))?,
+                .write_as(&dir.join("heatmap_delay"), formats)?,
         );
         files.extend(
             heatmap("Loss per class (%; DSCP on where both modes ran)", lower_is_better("%"), &data.heatmap_loss)
-                .write(&dir.join("heatmap_loss"))?,
+                .write_as(&dir.join("heatmap_loss"), formats)?,
         );
         let jain = "Jain fairness per class";
         files.extend(
             heatmap(&format!("{jain}: throughput"), JAIN, &data.fairness_throughput)
-                .write(&dir.join("fairness_throughput"))?,
+                .write_as(&dir.join("fairness_throughput"), formats)?,
         );
         files.extend(
             heatmap(&format!("{jain}: inverse delay"), JAIN, &data.fairness_inverse_delay)
-                .write(&dir.join("fairness_inverse_delay"))?,
+                .write_as(&dir.join("fairness_inverse_delay"), formats)?,
         );
     }
     let sweeps = [
@@ -135,11 +136,11 @@ pub fn write(dir: &Path, data: &ChartData) -> Result<Vec<PathBuf>, ChartError> {
         }
         files.extend(
             sweep(&format!("Control delay: {name} sweep"), x_label, "mean delay (ms)", delay)
-                .write(&dir.join(format!("{name}_sweep_delay")))?,
+                .write_as(&dir.join(format!("{name}_sweep_delay")), formats)?,
         );
         files.extend(
             sweep(&format!("Control loss: {name} sweep"), x_label, "loss (%)", loss)
-                .write(&dir.join(format!("{name}_sweep_loss")))?,
+                .write_as(&dir.join(format!("{name}_sweep_loss")), formats)?,
         );
     }
     if !data.deadline_miss.is_empty() {
@@ -150,18 +151,18 @@ pub fn write(dir: &Path, data: &ChartData) -> Result<Vec<PathBuf>, ChartError> {
                 "missed (%)",
                 &data.deadline_miss,
             )
-            .write(&dir.join("deadline_sweep_miss"))?,
+            .write_as(&dir.join("deadline_sweep_miss"), formats)?,
         );
     }
     if !data.wireless_delay.is_empty() {
         let x_label = "the bottleneck's link (1, 2, …: the study's --wireless-values, in order)";
         files.extend(
             sweep("Control delay: wireless sweep", x_label, "mean delay (ms)", &data.wireless_delay)
-                .write(&dir.join("wireless_sweep_delay"))?,
+                .write_as(&dir.join("wireless_sweep_delay"), formats)?,
         );
         files.extend(
             sweep("Control loss: wireless sweep", x_label, "loss (%)", &data.wireless_loss)
-                .write(&dir.join("wireless_sweep_loss"))?,
+                .write_as(&dir.join("wireless_sweep_loss"), formats)?,
         );
     }
     if !data.tcp_cross_tcp.is_empty() {
@@ -172,7 +173,7 @@ pub fn write(dir: &Path, data: &ChartData) -> Result<Vec<PathBuf>, ChartError> {
                 "TCP throughput, both directions (Mbit/s)",
                 &data.tcp_cross_tcp,
             )
-            .write(&dir.join("tcp_cross_sweep_tcp"))?,
+            .write_as(&dir.join("tcp_cross_sweep_tcp"), formats)?,
         );
     }
     Ok(files)

@@ -7,6 +7,7 @@ use bauxite_sim::output::write_outputs;
 use bauxite_sim::shard::{merge, write_shard};
 use bauxite_sim::study::{Family, MAX_FLOW_RECORDS, Shard, StudyConfig, run_shard, run_study};
 use bauxite_sim::{ScenarioConfig, Scheduler, StudyResult, charts, series};
+use bauxite_telemetry::chart::Formats;
 
 /// A directory under the system's temporary one, removed when dropped.
 struct TempDir(PathBuf);
@@ -45,7 +46,7 @@ fn small_study() -> StudyConfig {
 
 fn write_whole(dir: &Path, study: &StudyResult) {
     write_outputs(dir, study).expect("write");
-    charts::write(dir, &series::chart_data(study)).expect("charts");
+    charts::write(dir, &series::chart_data(study), Formats::PngAndSvg).expect("charts");
 }
 
 fn run_shards(config: &StudyConfig, n: u32, root: &TempDir) -> Vec<PathBuf> {
@@ -83,7 +84,7 @@ fn merged_shards_are_byte_identical_to_an_unsharded_study() {
     shards.reverse(); // any order
     let merged_dir = root.join("merged");
     let (merged, _) = merge(&shards, &merged_dir).expect("merge");
-    charts::write(&merged_dir, &series::chart_data(&merged)).expect("charts");
+    charts::write(&merged_dir, &series::chart_data(&merged), Formats::PngAndSvg).expect("charts");
 
     let mut names: Vec<String> = std::fs::read_dir(&whole_dir)
         .unwrap()
