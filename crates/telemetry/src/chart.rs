@@ -468,10 +468,28 @@ impl Draw for Heatmap {
 mod tests {
     use super::*;
 
-    fn temp(name: &str) -> PathBuf {
+    /// A chart's stem in a directory of its own, removed with it.
+    struct TempStem(PathBuf);
+
+    impl std::ops::Deref for TempStem {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempStem {
+        fn drop(&mut self) {
+            if let Some(dir) = self.0.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    }
+
+    fn temp(name: &str) -> TempStem {
         let dir = std::env::temp_dir().join(format!("bauxite-chart-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        dir.join(name)
+        TempStem(dir.join(name))
     }
 
     /// A PNG's width and height from its IHDR chunk.
@@ -515,7 +533,8 @@ mod tests {
             categories: vec!["fifo".into(), "fq-codel".into()],
             groups: vec![("dscp off".into(), vec![40.8, 8.9]), ("dscp on".into(), vec![40.8, f64::NAN])],
         };
-        let files = bars.write(&temp("bars")).unwrap();
+        let bars_stem = temp("bars");
+        let files = bars.write(&bars_stem).unwrap();
         let svg = std::fs::read_to_string(&files[1]).unwrap();
         assert!(svg.contains("fq-codel") && svg.contains("dscp on"));
         let stem = temp("svg-only");
@@ -532,7 +551,8 @@ mod tests {
             higher_is_better: false,
             decimals: 1,
         };
-        let files = heat.write(&temp("heat")).unwrap();
+        let heat_stem = temp("heat");
+        let files = heat.write(&heat_stem).unwrap();
         let svg = std::fs::read_to_string(&files[1]).unwrap();
         for text in ["40.8 ms", "8.9 ms", "telemetry", "prio"] {
             assert!(svg.contains(text), "the heatmap shows `{text}`");
@@ -547,7 +567,8 @@ mod tests {
             decimals: 2,
             ..Heatmap::default()
         };
-        let svg = std::fs::read_to_string(&fairness.write(&temp("fair")).unwrap()[1]).unwrap();
+        let fair_stem = temp("fair");
+        let svg = std::fs::read_to_string(&fairness.write(&fair_stem).unwrap()[1]).unwrap();
         assert!(svg.contains("\n1.00\n") && svg.contains("\n0.87\n"), "two decimals, no unit");
     }
 
