@@ -9,14 +9,14 @@
 //! Why a wheel: nearly every event a run schedules is due within a few
 //! milliseconds (a transmission's end, a packet's arrival at the next node, the
 //! next packet of a fast source). The wheel files such an event once, in the slot
-//! of its [`SLOT_NS`]-wide interval, and finds the next occupied slot with two
+//! of its `SLOT_NS`-wide interval, and finds the next occupied slot with two
 //! bit scans; when the clock reaches a slot, its few entries are sorted once.
 //! A radix heap alone moved each entry between its buckets 2.4 times on average
 //! (the seed's comparison runs) and spent a fifth of a run doing so; the wheel
 //! made those runs 9 % faster.
 //!
-//! Events due beyond the wheel's [`HORIZON_NS`] (a slow source's next packet, a
-//! retransmission timeout) wait in a radix heap ([`RadixHeap`]) and move onto the
+//! Events due beyond the wheel's `HORIZON_NS` (a slow source's next packet, a
+//! retransmission timeout) wait in a radix heap (`RadixHeap`) and move onto the
 //! wheel once the clock comes within the horizon of them. A discrete-event
 //! simulation never schedules into its past, which is the one condition a radix
 //! heap needs: an entry sits in the bucket numbered by the highest bit where its
