@@ -313,15 +313,11 @@ impl Default for RadixHeap {
 }
 
 impl RadixHeap {
-    /// Adds `entry`, due at or after the last entry taken out.
+    /// Adds `entry`, due after the heap's time: the queue pushes only entries beyond
+    /// the wheel's horizon, and takes out only entries before it.
     fn push(&mut self, entry: Entry) {
-        debug_assert!(entry.time >= self.now);
-        if entry.time == self.now {
-            let at = self.head + self.current[self.head..].partition_point(|e| e.seq < entry.seq);
-            self.current.insert(at, entry);
-        } else {
-            self.file(entry);
-        }
+        debug_assert!(entry.time > self.now, "an entry for the heap's current time");
+        self.file(entry);
     }
 
     #[inline]
