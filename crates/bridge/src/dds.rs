@@ -6,7 +6,7 @@ use rustdds::no_key::{DataReader, DataWriter};
 use rustdds::policy::{Durability, History, Reliability as DdsReliability, ResourceLimits};
 use rustdds::{
     CDRDeserializerAdapter, CDRSerializerAdapter, DomainParticipant, DomainParticipantBuilder, QosPolicies,
-    QosPolicyBuilder, TopicKind,
+    QosPolicyBuilder, Topic, TopicKind,
 };
 use serde::{Deserialize, Serialize};
 
@@ -162,6 +162,18 @@ pub type TypedWriter<T> = DataWriter<T, CDRSerializerAdapter<T>>;
 /// Its reader.
 pub type TypedReader<T> = DataReader<T, CDRDeserializerAdapter<T>>;
 
+/// The keyless ROS 2 topic `topic` (`rt/` added) of type `type_name`.
+pub fn ros2_no_key_topic(
+    participant: &DomainParticipant,
+    topic: &str,
+    type_name: &str,
+    qos: &QosPolicies,
+) -> Result<Topic, DdsError> {
+    participant
+        .create_topic(ros2_topic(topic), type_name.to_string(), qos, TopicKind::NoKey)
+        .map_err(|e| DdsError::new(format!("topic {topic}"), e))
+}
+
 /// A BEST_EFFORT writer of `T` on the ROS 2 topic `topic` (`rt/` added): a lost message of
 /// the bridge's own (a probe, a heartbeat) must show as lost, not be repaired late.
 pub fn typed_writer<T: Serialize>(
@@ -170,9 +182,7 @@ pub fn typed_writer<T: Serialize>(
     type_name: &str,
 ) -> Result<TypedWriter<T>, DdsError> {
     let qos = best_effort_qos(16);
-    let t = participant
-        .create_topic(ros2_topic(topic), type_name.to_string(), &qos, TopicKind::NoKey)
-        .map_err(|e| DdsError::new(format!("topic {topic}"), e))?;
+    let t = ros2_no_key_topic(participant, topic, type_name, &qos)?;
     participant
         .create_publisher(&qos)
         .and_then(|p| p.create_datawriter_no_key::<T, CDRSerializerAdapter<T>>(&t, None))
@@ -186,9 +196,7 @@ pub fn typed_reader<T: for<'de> Deserialize<'de> + 'static>(
     type_name: &str,
 ) -> Result<TypedReader<T>, DdsError> {
     let qos = best_effort_qos(64);
-    let t = participant
-        .create_topic(ros2_topic(topic), type_name.to_string(), &qos, TopicKind::NoKey)
-        .map_err(|e| DdsError::new(format!("topic {topic}"), e))?;
+    let t = ros2_no_key_topic(participant, topic, type_name, &qos)?;
     participant
         .create_subscriber(&qos)
         .and_then(|s| s.create_datareader_no_key::<T, CDRDeserializerAdapter<T>>(&t, None))

@@ -7,10 +7,9 @@
 
 use bauxite_core::diagnostics::{DIAGNOSTIC_ARRAY_TYPE, DiagnosticArray, DiagnosticStatus, level as lvl};
 use rustdds::no_key::DataWriter;
-use rustdds::{CDRSerializerAdapter, DomainParticipant, TopicKind};
+use rustdds::{CDRSerializerAdapter, DomainParticipant};
 
-use crate::config::ros2_topic;
-use crate::dds::DdsError;
+use crate::dds::{DdsError, ros2_no_key_topic};
 use crate::supervisor::Mode;
 
 /// The diagnostic level of a mode.
@@ -35,9 +34,7 @@ impl DiagnosticsPublisher {
             .reliable(rustdds::Duration::ZERO)
             .history(rustdds::policy::History::KeepLast { depth: 10 })
             .build();
-        let dds_topic = participant
-            .create_topic(ros2_topic(topic), DIAGNOSTIC_ARRAY_TYPE.into(), &qos, TopicKind::NoKey)
-            .map_err(|e| DdsError::new(format!("topic {topic}"), e))?;
+        let dds_topic = ros2_no_key_topic(participant, topic, DIAGNOSTIC_ARRAY_TYPE, &qos)?;
         let writer = participant
             .create_publisher(&qos)
             .and_then(|p| p.create_datawriter_no_key::<DiagnosticArray, CDRSerializerAdapter<_>>(&dds_topic, None))
