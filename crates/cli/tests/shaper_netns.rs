@@ -1390,9 +1390,14 @@ fn ingress_shaping_with_rate_auto_finds_the_downlink_and_protects_the_steering()
     );
     std::fs::remove_file(config).ok();
     assert_eq!(ingress["rate_mode"], "auto", "{ingress}");
-    // The same bound and reason as far_end_shaping_with_rate_auto_protects_the_robots_downlink;
-    // queueing behind the download in the far FIFO would be hundreds of milliseconds.
-    assert!(summary.p99 < 20.0, "steering p99 with the downlink measured: {summary}");
+    // From the robot's side the shaper cannot reorder the far FIFO: each upward probe lets
+    // the far TCP sender grow into it for an RTT before the ingress drops reach it, which
+    // is the tail. Measured p99 0.2-44 ms over runs (CI 2026-12-06: 44 ms; the demo's
+    // trials 0.24-36.5 ms), p50 under 0.1 ms. The median tells a working shaper apart on
+    // any machine; the p99 bound, 3x above the worst run seen, still tells it from the
+    // unshaped far FIFO (100 KB at 1.5 Mbit/s: 530 ms).
+    assert!(summary.p50 < 5.0, "steering median with the downlink measured: {summary}");
+    assert!(summary.p99 < 150.0, "steering p99 with the downlink measured: {summary}");
     assert!(m.latencies_ms.len() >= 490 && m.lost_in_window == 0, "steering flowed, nothing lost");
     // Shaped to 90 % of what it measures, with its probes on the link too: about 80 % of
     // the leftover on a quiet machine; an estimate collapsed to `min_rate` would leave
