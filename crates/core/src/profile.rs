@@ -328,7 +328,9 @@ pub struct AutoRatePolicy {
     #[schemars(with = "crate::units::DurationText")]
     #[schemars(extend("x-range" = "probe_hold to 3600s"))]
     pub probe_hold_max: Duration,
-    /// While probing upwards, the rate doubles every `ramp_time`.
+    /// How long an upward probe's first step (1.2× the rate known good) lasts before
+    /// the rate doubles: long enough to empty a token bucket on the way. On a link whose
+    /// probes wait milliseconds anyway (a radio) the step lasts a quarter of it.
     #[serde(with = "duration_text")]
     #[schemars(with = "crate::units::DurationText")]
     #[schemars(extend("x-range" = "10ms to 60s"))]
