@@ -24,7 +24,7 @@
 //! before it). After `probe_hold` without a queue it probes upwards: a knee 20 %
 //! over the last rate known good for `ramp_time` (a queue shows within tens of
 //! milliseconds if the link is still there, and any token bucket on the way is
-//! emptied), then doubling while the link is loaded (up to `base_rate` while it is
+//! emptied; a quarter of it on a radio, whose capacity moves faster), then doubling while the link is loaded (up to `base_rate` while it is
 //! not). A probe that finds the link where it was doubles the hold, up to
 //! `probe_hold_max`; a link whose probes stop waiting (its packets' transmission or
 //! its opportunities' spacing shrank) has grown faster and is doubled at once. On a
