@@ -362,11 +362,15 @@ impl RateController {
         due
     }
 
-    /// How long the oldest probe still unanswered has waited, once that is
-    /// [`SILENCE`] or more: no answer, not even a late one, for that long (a
-    /// reflector that never answered included).
+    /// How long the oldest probe still unanswered has waited beyond the path's
+    /// baseline RTT, once that is [`SILENCE`] or more: no answer, not even a late one,
+    /// for that long (a reflector that never answered included). Counted from the
+    /// baseline, not from the probe: over a geostationary satellite (600 ms) every
+    /// answer is on its way for longer than [`SILENCE`], and counted from the probe the
+    /// link read as silent for good, at `min_rate` (until a first answer gives the
+    /// baseline, such a path is silent for a moment).
     pub fn silent_for(&self, now: Duration) -> Option<Duration> {
-        let waited = now.saturating_sub(*self.unanswered.front()?);
+        let waited = now.saturating_sub(*self.unanswered.front()? + self.baseline.unwrap_or_default());
         (waited >= SILENCE).then_some(waited)
     }
 
@@ -676,8 +680,13 @@ impl RateController {
             if self.is_quiet() { self.policy.ramp_time } else { self.policy.ramp_time.mul_f64(NOISY_KNEE_SHARE) };
         let (start, knee_time) =
             if ramp.knee { (ramp.from.scaled(1.0 + KNEE), knee_time) } else { (ramp.from, Duration::ZERO) };
+        // A queue that a step builds shows in the answers a round trip later: on a long
+        // path each step lasts that much longer, or the rate doubles several times
+        // before the first queue is seen (at 300 ms, a fourfold overshoot).
+        let rtt = self.baseline.unwrap_or_default();
+        let knee_time = if ramp.knee { knee_time + rtt } else { knee_time };
         let fast = now.saturating_sub(ramp.since).saturating_sub(knee_time);
-        let doublings = fast.as_secs_f64() / FAST_DOUBLING.as_secs_f64() + if ramp.knee { 0.0 } else { 1.0 };
+        let doublings = fast.as_secs_f64() / (FAST_DOUBLING + rtt).as_secs_f64() + if ramp.knee { 0.0 } else { 1.0 };
         self.set(start.scaled(2f64.powf(doublings)).min(ceiling))
     }
 
@@ -919,6 +928,76 @@ mod tests {
         c.on_tick(at(1_011));
         assert_eq!(c.silent_for(at(1_011)), None);
         assert_eq!(c.rate(), policy().base_rate, "answers without a queue: back to the rate before the silence");
+    }
+
+    /// A geostationary path: every answer takes 600 ms, longer than [`SILENCE`].
+    /// Answered probes are never silence; once the reflector stops answering, the
+    /// silence counts from when its answers were due.
+    #[test]
+    fn over_a_600_ms_path_answers_on_their_way_are_not_silence() {
+        let mut c = RateController::new(&policy());
+        let rtt = 600;
+        let mut sent = std::collections::VecDeque::new();
+        for t in (0..5_000u64).step_by(10) {
+            c.on_sent(at(t), t * 100);
+            if c.probe_due(at(t)) {
+                sent.push_back(t);
+            }
+            // The answer to a probe of `t - rtt` arrives now, up to 3 s.
+            if sent.front().is_some_and(|&s| s + rtt == t) {
+                let s = sent.pop_front().unwrap();
+                if t <= 3_000 {
+                    c.on_answer(at(s), at(t));
+                }
+            }
+            c.on_tick(at(t));
+            let silent = c.silent_for(at(t)).is_some();
+            // Before the first answer the baseline is unknown: the first probe reads as
+            // silent from 500 ms until its answer at 600 ms.
+            let expected = (500..rtt).contains(&t) || t >= 3_000 + 10 + SILENCE.as_millis() as u64;
+            assert_eq!(silent, expected, "{t} ms");
+        }
+        assert_eq!(c.rate(), policy().min_rate, "the reflector silent: the fallback");
+    }
+
+    /// An upward probe over a path of `rtt_ms`, with a loaded link that never queues:
+    /// when the knee starts, when it ends, and when the rate first doubled again.
+    fn ramp_over(rtt_ms: u64) -> (u64, u64, u64) {
+        // The first upward probe at 3 s, once the path is known to be quiet.
+        let policy = AutoRatePolicy { probe_hold: Duration::from_secs(3), ..policy() };
+        let mut c = RateController::new(&policy);
+        let (mut bytes, mut steps) = (0u64, Vec::new());
+        for t in (0..6_000u64).step_by(10) {
+            bytes += c.rate().bps() / 800;
+            c.on_sent(at(t), bytes);
+            assert!(c.probe_due(at(t)));
+            if t >= rtt_ms {
+                c.on_answer(at(t - rtt_ms), at(t));
+            }
+            c.on_tick(at(t));
+            if steps.last().is_none_or(|(_, r)| *r != c.rate()) {
+                steps.push((t, c.rate()));
+            }
+        }
+        assert!(c.is_quiet(), "answers that never waited beyond the path's RTT");
+        let knee = steps.iter().find(|(_, r)| *r == policy.base_rate.scaled(1.0 + KNEE)).expect("a knee").0;
+        let after: Vec<u64> = steps.iter().map(|(t, _)| *t).filter(|&t| t > knee).collect();
+        let doubled = steps.iter().find(|(_, r)| *r >= policy.base_rate.scaled(2.0 * (1.0 + KNEE))).expect("doubled");
+        (knee, after[0], doubled.0)
+    }
+
+    #[test]
+    fn on_a_long_path_each_step_of_an_upward_probe_lasts_a_round_trip_longer() {
+        let ramp = policy().ramp_time.as_millis() as u64;
+        let doubling = FAST_DOUBLING.as_millis() as u64;
+        let (knee, climbs, doubled) = ramp_over(1);
+        assert!((ramp..ramp + 20).contains(&(climbs - knee)), "a short path's knee: {knee}-{climbs} ms");
+        assert!((ramp + doubling..ramp + doubling + 20).contains(&(doubled - knee)), "doubled at {doubled} ms");
+        // 300 ms: a queue the knee builds is seen 300 ms later, before the rate climbs.
+        let (knee, climbs, doubled) = ramp_over(300);
+        assert!((ramp + 300..ramp + 320).contains(&(climbs - knee)), "the knee: {knee}-{climbs} ms");
+        let first_doubling = ramp + 300 + doubling + 300;
+        assert!((first_doubling..first_doubling + 20).contains(&(doubled - knee)), "doubled at {doubled} ms");
     }
 
     #[test]
