@@ -719,14 +719,27 @@ impl RateController {
     }
 
     /// Whether the last [`QUIET_ANSWERS`] answers all waited less than a quarter of
-    /// the link's typical wait, where that is a real wait (see [`QUIET_ANSWERS`]).
+    /// the link's typical wait, where that is a real wait (see [`QUIET_ANSWERS`]),
+    /// while the lanes kept the link loaded as those probes passed.
     fn went_quiet(&self) -> bool {
         // The typical wait: the median of the answers before these.
         let Some(from) = self.answers.len().checked_sub(QUIET_ANSWERS + TYPICAL_ANSWERS) else { return false };
+        // Waits a queue caused are not the link's typical ones: a drain that ends makes
+        // any link go quiet (on a 600 ms path, 1 s after each drain, the rate doubled).
+        if self.answers[from].received <= self.last_queue_at {
+            return false;
+        }
         let mut before: Vec<Duration> = self.answers.range(from..from + TYPICAL_ANSWERS).map(|a| a.queue).collect();
         let typical = *before.select_nth_unstable(TYPICAL_ANSWERS / 2).1;
-        let waits_stopped =
-            |usual: Duration, answers: usize| self.answers.iter().rev().take(answers).all(|a| a.queue < usual / 4);
+        // Probes also stop waiting when less is sent than the link carries, and the
+        // answers tell of the link a round trip ago: on a 600 ms path the answers after
+        // a drain told of the emptied FIFO while the lanes were loaded again, and the
+        // rate doubled into a link that had not moved (every 2.5 s).
+        let waits_stopped = |usual: Duration, answers: usize| {
+            let quiet = || self.answers.iter().rev().take(answers);
+            let (Some(last), Some(first)) = (quiet().next(), quiet().next_back()) else { return false };
+            quiet().all(|a| a.queue < usual / 4) && self.loaded_between(self.counted(first), self.counted(last))
+        };
         // Or, on a link whose noise is far beyond any host's jitter (a radio's
         // opportunities milliseconds apart), half as many answers under a quarter
         // of that noise.
@@ -750,11 +763,7 @@ impl RateController {
         // The newest answer must have met a queue, not merely the packet in
         // transmission or the next opportunity.
         let busy = self.policy.delay_threshold + (self.one_packet() / 2).max(self.noise);
-        // When the train's bytes passed the point where they are counted.
-        let counted = |a: &Answer| match self.counted_at {
-            CountedAt::Entry => a.sent,
-            CountedAt::Exit => a.received,
-        };
+        let counted = |a: &Answer| self.counted(a);
         // The bytes sent after the last poll are not counted yet.
         let mut answers = self.answers.iter().rev().skip_while(|a| counted(a) > last_poll);
         let last = *answers.next().filter(|a| a.queue > busy)?;
@@ -772,6 +781,25 @@ impl RateController {
         }
         let bytes = self.sent_bytes_at(counted(&last))?.checked_sub(self.sent_bytes_at(counted(&first))?)?;
         Some(BitRate::from_bps((bytes as f64 * 8.0 / span.as_secs_f64()) as u64))
+    }
+
+    /// When an answered probe passed the point where the bytes of [`Self::on_sent`]
+    /// are counted.
+    fn counted(&self, a: &Answer) -> Duration {
+        match self.counted_at {
+            CountedAt::Entry => a.sent,
+            CountedAt::Exit => a.received,
+        }
+    }
+
+    /// Whether the lanes sent, between `from` and `to`, most of what the rate allows
+    /// now (see [`Self::loaded`]).
+    fn loaded_between(&self, from: Duration, to: Duration) -> bool {
+        let (Some(b0), Some(b1)) = (self.sent_bytes_at(from), self.sent_bytes_at(to)) else { return false };
+        let span = to.saturating_sub(from).as_secs_f64();
+        span > 0.0
+            && b1.saturating_sub(b0) as f64 * 8.0 / span
+                >= self.policy.load_threshold * self.headroom * self.rate.bps() as f64
     }
 
     /// The shaper's cumulative sent bytes at `at`, interpolated between polls.
@@ -1032,20 +1060,38 @@ mod tests {
     #[test]
     fn a_link_counts_as_faster_when_its_probes_stop_waiting_not_when_a_hosts_jitter_pauses() {
         // Feeds 3 s of answers whose wait `wait` draws, then 300 ms of waits under
-        // 0.2 ms; returns whether the link went quiet at any answer.
-        let quieted = |seed: u64, wait: &dyn Fn(&mut bauxite_core::rng::SplitMix64) -> u64| {
+        // 0.2 ms, the lanes loaded; returns whether the link went quiet at any answer;
+        // with waits of 30 ms (a queue) where `queued` says, and the lanes
+        // sending nothing over the last 300 ms if `idle_at_end`.
+        let quieted_unless = |seed: u64,
+                              wait: &dyn Fn(&mut bauxite_core::rng::SplitMix64) -> u64,
+                              queued: &dyn Fn(u64) -> bool,
+                              idle_at_end: bool| {
             let mut c = RateController::new(&policy());
             let mut rng = bauxite_core::rng::SplitMix64::new(seed);
-            let mut fired = false;
+            let (mut fired, mut bytes) = (false, 0);
             for t in (0..3_300u64).step_by(10) {
-                c.on_sent(at(t), t * 180);
+                // Loaded: the lanes send all the rate allows.
+                if !(idle_at_end && t >= 3_000) {
+                    bytes += c.rate().bps() / 800;
+                }
+                c.on_sent(at(t), bytes);
                 assert!(c.probe_due(at(t)));
-                let micros = if t < 3_000 { wait(&mut rng) } else { rng.below(200) };
+                let micros = if queued(t) {
+                    30_000
+                } else if t < 3_000 {
+                    wait(&mut rng)
+                } else {
+                    rng.below(200)
+                };
                 c.on_answer(at(t), at(t) + MS + Duration::from_micros(micros));
                 // As the controller asks it: at every decision.
                 fired |= c.went_quiet();
             }
             fired
+        };
+        let quieted = |seed: u64, wait: &dyn Fn(&mut bauxite_core::rng::SplitMix64) -> u64| {
+            quieted_unless(seed, wait, &|_| false, false)
         };
         // A 1.5 Mbit/s wire, busy: most probes wait for the packet in transmission.
         let wire = |rng: &mut bauxite_core::rng::SplitMix64| rng.below(8_000);
@@ -1057,6 +1103,11 @@ mod tests {
         for seed in 1..=5 {
             assert!(quieted(seed, &wire), "seed {seed}: the wire's waits stopped");
             assert!(!quieted(seed, &bucket), "seed {seed}: the bucket's jitter paused");
+            // Probes stop waiting when the lanes stop sending, too: the link did not grow.
+            assert!(!quieted_unless(seed, &wire, &|_| false, true), "seed {seed}: the lanes went idle");
+            // Nor when a queue drains: its waits are not the link's typical ones.
+            let queue = |t: u64| (2_000..3_000).contains(&t);
+            assert!(!quieted_unless(seed, &|_| 0, &queue, false), "seed {seed}: a queue drained");
         }
     }
 
