@@ -674,8 +674,9 @@ fn auto_rate_moves_to_an_icmp_standby_when_its_reflector_is_silent_and_follows_a
     assert_eq!(before["link_estimate_failing"], false, "{before}");
     assert!(logged.contains(&format!("probing the standby {standby}")), "{logged}");
     assert!(!logged.contains("NOT PROTECTED"), "a standby answered: the link was never unprotected\n{logged}");
-    // Probes every 10 ms: to the silent reflector for its 0.5 s of silence (then 5 a
-    // second), to the standby for the 2.5 s after: some 290. Unless the ICMP echo
+    // Probes every 10 ms: to the silent reflector for the 1 s a first answer may take
+    // (`FIRST_ANSWER`; thinned to 5 a second once silent), to the standby for the 2 s
+    // after: some 250. Unless the ICMP echo
     // requests, marked CS6, were classified into the critical lane, it counts some 60
     // (half the polls of a loaded machine late still gives more than 150).
     let critical = idle["lanes"][0]["packets"].as_u64().unwrap();

@@ -259,7 +259,7 @@ fn status_reports_the_lease_of_a_stopped_daemon() {
 }
 
 /// Issue 27: `rate: auto` towards a reflector that never answers (here an address on
-/// the link that nothing holds) is not silent: within `SILENCE` (500 ms, the
+/// the link that nothing holds) is not silent: within `FIRST_ANSWER` (1 s, the
 /// controller's unit tests hold it to the millisecond) of the first probe the log
 /// warns, `status` (text and JSON) and the state say "NOT PROTECTED: no answers from
 /// ...", and the droppable lanes fall back to `min_rate`.

@@ -15,4 +15,4 @@ pub mod rate;
 
 pub use congestion::{Controller, LaneSample, LaneVerdict, Transition};
 pub use one_way::{OneWayDelays, WayQueues};
-pub use rate::{CountedAt, RateController, SILENCE};
+pub use rate::{CountedAt, FIRST_ANSWER, RateController, SILENCE};

@@ -58,11 +58,18 @@ const LOST_PROBES_TOLERATED_QUIET: usize = 0;
 /// Answers outside queues before the link's noise is known well enough to call
 /// it quiet (1 s at the default interval).
 const NOISE_ANSWERS: u32 = 100;
-/// No answer to any probe sent this long ago: the reflector (or the path to it) is
-/// silent, or the link is out. Either way the rate is not known: the droppable
-/// lanes are held at `min_rate` (the fallback) until answers come back, and the
-/// daemon says so ([`RateController::silent_for`]).
+/// No answer to any probe this long after it was due (its send plus the path's
+/// baseline RTT): the reflector (or the path to it) is silent, or the link is out.
+/// Either way the rate is not known: the droppable lanes are held at `min_rate` (the
+/// fallback) until answers come back, and the daemon says so
+/// ([`RateController::silent_for`]).
 pub const SILENCE: Duration = Duration::from_millis(500);
+/// Until a path has answered once its RTT is unknown: its first answer may take this
+/// long before the path counts as silent (a geostationary satellite's round trip is
+/// 600 ms; read as silent after [`SILENCE`], such a path lost its first probes, and
+/// with standby reflectors the daemon moved from one to the next, each abandoned
+/// before its first answer came).
+pub const FIRST_ANSWER: Duration = Duration::from_secs(1);
 /// A standing queue this deep thins the probes out…
 const THIN_QUEUE: Duration = Duration::from_millis(50);
 /// …to one every this many probe intervals.
@@ -270,6 +277,9 @@ pub struct RateController {
     never_dropped_since: Option<(Duration, u64)>,
     /// The rate they need (with [`NEVER_DROPPED_MARGIN`]): a floor above `min_rate`.
     never_dropped_floor: BitRate,
+    /// The probes moved to another path for a silence ([`Self::on_new_path`]): the
+    /// silence lasts until that path answers.
+    silent_until_answered: bool,
 }
 
 impl RateController {
@@ -299,6 +309,7 @@ impl RateController {
             unanswered: VecDeque::new(),
             never_dropped_since: None,
             never_dropped_floor: BitRate::from_bps(0),
+            silent_until_answered: false,
         }
     }
 
@@ -362,16 +373,16 @@ impl RateController {
         due
     }
 
-    /// How long the oldest probe still unanswered has waited beyond the path's
-    /// baseline RTT, once that is [`SILENCE`] or more: no answer, not even a late one,
-    /// for that long (a reflector that never answered included). Counted from the
-    /// baseline, not from the probe: over a geostationary satellite (600 ms) every
-    /// answer is on its way for longer than [`SILENCE`], and counted from the probe the
-    /// link read as silent for good, at `min_rate` (until a first answer gives the
-    /// baseline, such a path is silent for a moment).
+    /// How long the oldest probe still unanswered has waited, once that is
+    /// [`SILENCE`] beyond the path's baseline RTT ([`FIRST_ANSWER`] before the path
+    /// has answered once): no answer, not even a late one, for that long (a reflector
+    /// that never answered included). Counted beyond the baseline: over a
+    /// geostationary satellite (600 ms) every answer is on its way for longer than
+    /// [`SILENCE`], and the link read as silent for good, at `min_rate`.
     pub fn silent_for(&self, now: Duration) -> Option<Duration> {
-        let waited = now.saturating_sub(*self.unanswered.front()? + self.baseline.unwrap_or_default());
-        (waited >= SILENCE).then_some(waited)
+        let waited = now.saturating_sub(*self.unanswered.front()?);
+        let limit = self.baseline.map_or(FIRST_ANSWER, |baseline| baseline + SILENCE);
+        (waited >= limit || self.silent_until_answered).then_some(waited)
     }
 
     /// The probes go to another reflector from `now` (the one they went to fell
@@ -388,6 +399,7 @@ impl RateController {
         self.last_queue = None;
         self.ramp = None;
         self.hold_until = now + self.policy.probe_hold;
+        self.silent_until_answered = true;
     }
 
     /// The link rate the controller believes in now.
@@ -447,6 +459,7 @@ impl RateController {
     /// rate if it changed.
     pub fn on_answer(&mut self, sent: Duration, received: Duration) -> Option<BitRate> {
         let rtt = received.saturating_sub(sent);
+        self.silent_until_answered = false;
         let baseline = self.follow_baseline(rtt.saturating_sub(self.other_way));
         let queue = rtt.saturating_sub(baseline).saturating_sub(self.own_queue).saturating_sub(self.other_way);
         // Outside queues and upward probes: a queue the probe is building is not
@@ -936,25 +949,28 @@ mod tests {
     fn a_reflector_that_never_answers_is_silence_and_the_droppable_lanes_fall_back_to_min_rate() {
         let mut c = RateController::new(&policy());
         let mut changed = None;
-        for t in (0..1_000u64).step_by(10) {
+        // A path that never answered may take FIRST_ANSWER for its first answer.
+        let first = FIRST_ANSWER.as_millis() as u64;
+        for t in (0..first + 500).step_by(10) {
             c.on_sent(at(t), t * 500);
-            assert!(c.probe_due(at(t)));
+            c.probe_due(at(t));
             if let Some(rate) = c.on_tick(at(t)) {
                 changed.get_or_insert((t, rate));
             }
             let silent = c.silent_for(at(t));
-            assert_eq!(silent.is_some(), t >= SILENCE.as_millis() as u64, "{t} ms: {silent:?}");
+            assert_eq!(silent.is_some(), t >= first, "{t} ms: {silent:?}");
         }
-        assert_eq!(changed, Some((SILENCE.as_millis() as u64, policy().min_rate)), "the fallback, once silent");
+        assert_eq!(changed, Some((first, policy().min_rate)), "the fallback, once silent");
         // The reflector starts answering: the rate it had before comes back.
-        c.on_sent(at(1_000), 500_000);
-        assert!(c.probe_due(at(1_000)));
-        c.on_answer(at(1_000), at(1_000) + MS);
-        c.on_sent(at(1_010), 505_000);
-        assert!(c.probe_due(at(1_010)));
-        c.on_answer(at(1_010), at(1_010) + MS);
-        c.on_tick(at(1_011));
-        assert_eq!(c.silent_for(at(1_011)), None);
+        let t = first + 500;
+        c.on_sent(at(t), 750_000);
+        assert!(c.probe_due(at(t)));
+        c.on_answer(at(t), at(t) + MS);
+        c.on_sent(at(t + 10), 755_000);
+        assert!(c.probe_due(at(t + 10)));
+        c.on_answer(at(t + 10), at(t + 10) + MS);
+        c.on_tick(at(t + 11));
+        assert_eq!(c.silent_for(at(t + 11)), None);
         assert_eq!(c.rate(), policy().base_rate, "answers without a queue: back to the rate before the silence");
     }
 
@@ -980,9 +996,9 @@ mod tests {
             }
             c.on_tick(at(t));
             let silent = c.silent_for(at(t)).is_some();
-            // Before the first answer the baseline is unknown: the first probe reads as
-            // silent from 500 ms until its answer at 600 ms.
-            let expected = (500..rtt).contains(&t) || t >= 3_000 + 10 + SILENCE.as_millis() as u64;
+            // The first answer (600 ms) is within FIRST_ANSWER; after the last, the next
+            // probe's answer was due at 3010 ms.
+            let expected = t >= 3_000 + 10 + SILENCE.as_millis() as u64;
             assert_eq!(silent, expected, "{t} ms");
         }
         assert_eq!(c.rate(), policy().min_rate, "the reflector silent: the fallback");

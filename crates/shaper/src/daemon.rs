@@ -820,9 +820,10 @@ impl<'a> ControlLoop<'a> {
         // once; with none, the silence is said in the log once, and in `status`, the
         // metrics and the diagnostics for as long as it lasts.
         let silent = auto.controller.silent_for(now);
-        // A switch is given the time of one silence to answer before it counts as one
-        // (the reflector left may have answered within the standbys' second).
-        let grace = auto.switched_at.is_some_and(|at| now < at + bauxite_control::SILENCE);
+        // A switch is given the time a first answer may take before it counts as one
+        // (the reflector left may have answered within the standbys' second; a
+        // satellite path's first answer takes 600 ms).
+        let grace = auto.switched_at.is_some_and(|at| now < at + bauxite_control::FIRST_ANSWER);
         if silent.is_some() && !grace {
             let silent_one = auto.probers.active();
             if let Some(standby) = auto.probers.switch(read_ns) {
@@ -835,14 +836,14 @@ impl<'a> ControlLoop<'a> {
                     iface = self.pre.iface,
                     "rate auto: no answers from the reflector {silent_one} for {} ms; probing the standby {standby}, \
                      which answers",
-                    bauxite_control::SILENCE.as_millis()
+                    silent.unwrap_or_default().as_millis()
                 );
             }
         }
         let snapshot = &mut self.state.snapshot;
         snapshot.link_estimate_failing = silent.is_some();
         snapshot.unanswered_ms = silent.map_or(0, |d| d.as_millis() as u64);
-        let grace = auto.switched_at.is_some_and(|at| now < at + bauxite_control::SILENCE);
+        let grace = auto.switched_at.is_some_and(|at| now < at + bauxite_control::FIRST_ANSWER);
         let warn_silence = silent.is_some() && !grace;
         match (warn_silence, auto.silent) {
             (true, false) => warn!(
@@ -850,7 +851,7 @@ impl<'a> ControlLoop<'a> {
                 "rate auto NOT PROTECTED: no answers from the reflector {} for {} ms{}; holding the droppable lanes \
                  at min_rate {} until it answers ({})",
                 auto.probers.active(),
-                bauxite_control::SILENCE.as_millis(),
+                silent.unwrap_or_default().as_millis(),
                 standbys_said(&auto.probers),
                 self.profile.auto_rate.min_rate,
                 silence_hint(auto.probers.active()),
