@@ -24,8 +24,9 @@
 //! before it). After `probe_hold` without a queue it probes upwards: a knee 20 %
 //! over the last rate known good for `ramp_time` (a queue shows within tens of
 //! milliseconds if the link is still there, and any token bucket on the way is
-//! emptied; a quarter of it on a radio, whose capacity moves faster), then doubling while the link is loaded (up to `base_rate` while it is
-//! not). A probe that finds the link where it was doubles the hold, up to
+//! emptied; a quarter of it on a radio, whose capacity moves faster), then doubling
+//! while the link is loaded (up to `base_rate` while it is not); on a long path each
+//! step lasts a round trip longer. A probe that finds the link where it was doubles the hold, up to
 //! `probe_hold_max`; a link whose probes stop waiting (its packets' transmission or
 //! its opportunities' spacing shrank) has grown faster and is doubled at once. On a
 //! link whose probes wait milliseconds anyway (a radio), a queue gone before a train
@@ -776,9 +777,8 @@ impl RateController {
         // The newest answer must have met a queue, not merely the packet in
         // transmission or the next opportunity.
         let busy = self.policy.delay_threshold + (self.one_packet() / 2).max(self.noise);
-        let counted = |a: &Answer| self.counted(a);
         // The bytes sent after the last poll are not counted yet.
-        let mut answers = self.answers.iter().rev().skip_while(|a| counted(a) > last_poll);
+        let mut answers = self.answers.iter().rev().skip_while(|a| self.counted(a) > last_poll);
         let last = *answers.next().filter(|a| a.queue > busy)?;
         let mut first = last;
         for a in answers {
@@ -792,7 +792,7 @@ impl RateController {
         if span < CAPACITY_SPAN {
             return None;
         }
-        let bytes = self.sent_bytes_at(counted(&last))?.checked_sub(self.sent_bytes_at(counted(&first))?)?;
+        let bytes = self.sent_bytes_at(self.counted(&last))?.checked_sub(self.sent_bytes_at(self.counted(&first))?)?;
         Some(BitRate::from_bps((bytes as f64 * 8.0 / span.as_secs_f64()) as u64))
     }
 
