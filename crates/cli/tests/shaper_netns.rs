@@ -676,9 +676,9 @@ fn auto_rate_moves_to_an_icmp_standby_when_its_reflector_is_silent_and_follows_a
     assert!(!logged.contains("NOT PROTECTED"), "a standby answered: the link was never unprotected\n{logged}");
     // Probes every 10 ms: to the silent reflector for the 1 s a first answer may take
     // (`FIRST_ANSWER`; thinned to 5 a second once silent), to the standby for the 2 s
-    // after: some 250. Unless the ICMP echo
-    // requests, marked CS6, were classified into the critical lane, it counts some 60
-    // (half the polls of a loaded machine late still gives more than 150).
+    // after: some 250. Unless the ICMP echo requests, marked CS6, were classified into
+    // the critical lane, it counts some 60 (half the polls of a loaded machine late
+    // still gives more than 150).
     let critical = idle["lanes"][0]["packets"].as_u64().unwrap();
     assert!(critical >= 150, "critical lane packets {critical} in the first 3 s: {idle}");
     // The same bound as through `bauxite reflect` (auto_rate_follows_a_drop_from_50_to_1_5_mbit).

@@ -26,8 +26,8 @@
 //! milliseconds if the link is still there, and any token bucket on the way is
 //! emptied; a quarter of it on a radio, whose capacity moves faster), then doubling
 //! while the link is loaded (up to `base_rate` while it is not); on a long path each
-//! step lasts a round trip longer. A probe that finds the link where it was doubles the hold, up to
-//! `probe_hold_max`; a link whose probes stop waiting (its packets' transmission or
+//! step lasts a round trip longer. A probe that finds the link where it was doubles
+//! the hold, up to `probe_hold_max`; a link whose probes stop waiting (its packets' transmission or
 //! its opportunities' spacing shrank) has grown faster and is doubled at once. On a
 //! link whose probes wait milliseconds anyway (a radio), a queue gone before a train
 //! could measure it was the link's jitter: it changes neither the hold nor when the
@@ -690,15 +690,14 @@ impl RateController {
         // milliseconds when the probes see it), and long enough to empty any token
         // bucket on the way. Only if no queue shows, doubling every FAST_DOUBLING: a
         // link that recovered is found within a few hundred milliseconds more.
-        let knee_time =
-            if self.is_quiet() { self.policy.ramp_time } else { self.policy.ramp_time.mul_f64(NOISY_KNEE_SHARE) };
-        let (start, knee_time) =
-            if ramp.knee { (ramp.from.scaled(1.0 + KNEE), knee_time) } else { (ramp.from, Duration::ZERO) };
         // A queue that a step builds shows in the answers a round trip later: on a long
         // path each step lasts that much longer, or the rate doubles several times
         // before the first queue is seen (at 300 ms, a fourfold overshoot).
         let rtt = self.baseline.unwrap_or_default();
-        let knee_time = if ramp.knee { knee_time + rtt } else { knee_time };
+        let knee_time =
+            if self.is_quiet() { self.policy.ramp_time } else { self.policy.ramp_time.mul_f64(NOISY_KNEE_SHARE) };
+        let (start, knee_time) =
+            if ramp.knee { (ramp.from.scaled(1.0 + KNEE), knee_time + rtt) } else { (ramp.from, Duration::ZERO) };
         let fast = now.saturating_sub(ramp.since).saturating_sub(knee_time);
         let doublings = fast.as_secs_f64() / (FAST_DOUBLING + rtt).as_secs_f64() + if ramp.knee { 0.0 } else { 1.0 };
         self.set(start.scaled(2f64.powf(doublings)).min(ceiling))
@@ -729,7 +728,13 @@ impl RateController {
     /// Whether the lanes sent, over the last [`ACHIEVED_WINDOW`], most of what the
     /// rate allowed: only a loaded link tells whether more rate is available.
     fn loaded(&self, now: Duration) -> bool {
-        self.achieved(now).bps() as f64 >= self.policy.load_threshold * self.headroom * self.rate.bps() as f64
+        self.fills(self.achieved(now).bps() as f64)
+    }
+
+    /// Whether sending at `sent_bps` is most of what the rate allows (the profile's
+    /// `load_threshold` of it, after the headroom).
+    fn fills(&self, sent_bps: f64) -> bool {
+        sent_bps >= self.policy.load_threshold * self.headroom * self.rate.bps() as f64
     }
 
     /// Whether the last [`QUIET_ANSWERS`] answers all waited less than a quarter of
@@ -810,9 +815,7 @@ impl RateController {
     fn loaded_between(&self, from: Duration, to: Duration) -> bool {
         let (Some(b0), Some(b1)) = (self.sent_bytes_at(from), self.sent_bytes_at(to)) else { return false };
         let span = to.saturating_sub(from).as_secs_f64();
-        span > 0.0
-            && b1.saturating_sub(b0) as f64 * 8.0 / span
-                >= self.policy.load_threshold * self.headroom * self.rate.bps() as f64
+        span > 0.0 && self.fills(b1.saturating_sub(b0) as f64 * 8.0 / span)
     }
 
     /// The shaper's cumulative sent bytes at `at`, interpolated between polls.
