@@ -32,7 +32,7 @@
 //! its opportunities' spacing shrank) has grown faster and is doubled at once. On a
 //! link whose probes wait milliseconds anyway (a radio), a queue gone before a train
 //! could measure it was the link's jitter: it changes neither the hold nor when the
-//! next upward probe goes. On a
+//! next upward probe goes, and an upward probe it interrupted goes on where it was. On a
 //! *quiet* link (a token bucket, a fast wire: probes that barely wait) a probe ends
 //! at the first sign of a queue, and what it sent beyond the rate it started from is
 //! given back at half that rate before it resumes (what it took from a token bucket,
@@ -153,16 +153,14 @@ const BASELINE_UP: f64 = 0.001;
 struct Episode {
     /// The last rate known not to build a queue (where an upward ramp started).
     before: BitRate,
-    /// Whether an upward probe built this queue: the link is then where it was,
-    /// at `before` or above, until a train says otherwise.
-    probed: bool,
+    /// The upward probe that built this queue, if one did: the link is then where it
+    /// was, at `before` or above, until a train says otherwise.
+    ramp: Option<Ramp>,
     /// The link's rate, if a train of busy answers measured it.
     measured: Option<BitRate>,
     /// The hold and the end of the hold before this queue, restored if it proves to be
     /// the link's own jitter (see [`RateController::no_queue`]).
     hold_before: (Duration, Duration),
-    /// When the upward probe that built this queue started.
-    probe_since: Option<Duration>,
 }
 
 /// What an upward probe took beyond the rate known good, being given back before that
@@ -543,7 +541,7 @@ impl RateController {
             // went unseen for 1.4 s in the namespaces).
             None if quiet => queue > self.policy.delay_threshold / 2 + self.noise,
             None => queue > threshold,
-            Some(Episode { probed: true, measured: None, .. }) if quiet => {
+            Some(Episode { ramp: Some(_), measured: None, .. }) if quiet => {
                 queue = self.standing_queue(now, 1);
                 queue > self.policy.delay_threshold / 4 + self.noise
             }
@@ -614,18 +612,12 @@ impl RateController {
             self.hold =
                 if ramp.is_some() { (self.hold * 2).min(self.policy.probe_hold_max) } else { self.policy.probe_hold };
         }
-        let probed = ramp.is_some() || self.episode.is_some_and(|e| e.probed);
+        let probed = ramp.is_some() || self.episode.is_some_and(|e| e.ramp.is_some());
         let share = if self.is_quiet() || probed { 1.0 } else { NOISY_HOLD_SHARE };
         self.hold_until = now + self.hold.mul_f64(share);
         self.last_queue_at = now;
         let measured = self.measured_capacity();
-        let episode = self.episode.get_or_insert(Episode {
-            before,
-            probed: ramp.is_some(),
-            measured: None,
-            hold_before,
-            probe_since: ramp.map(|r| r.since),
-        });
+        let episode = self.episode.get_or_insert(Episode { before, ramp, measured: None, hold_before });
         episode.measured = measured.or(episode.measured);
         // Until a train of busy answers measures the link, nothing but the lanes
         // never dropped: the link fell by an unknown factor (or the ramp passed
@@ -635,7 +627,7 @@ impl RateController {
         // first few answers were tried: they let in 100 ms more queue at a step.)
         // A queue an upward probe built is drained from the rate it started at,
         // which the link carried: its few milliseconds go without stopping the video.
-        let known = episode.measured.or(episode.probed.then_some(episode.before));
+        let known = episode.measured.or(episode.ramp.map(|r| r.from));
         let Some(capacity) = known else { return self.set(self.policy.min_rate) };
         let drain = (1.0 - queue.as_secs_f64() / self.policy.drain_time.as_secs_f64()).clamp(0.0, DRAIN_AT_MOST);
         self.set(capacity.scaled(drain))
@@ -655,16 +647,23 @@ impl RateController {
                 // put the next upward probe off again (one every 100-200 ms), and the rate
                 // stayed where a dip left it while the link offered ten times more.
                 (self.hold, self.hold_until) = episode.hold_before;
+                // An upward probe it interrupted goes on where it was: restarted at each
+                // stall, a radio's knee seldom ended (on Verizon one stall every 50 ms
+                // read as a queue), and the rate stayed at a dip's for a second while
+                // the link offered 25 times more.
+                self.ramp = episode.ramp;
             }
             if resume.bps() as f64 > GREW * episode.before.bps() as f64 {
                 // The probe found a faster link: it may be faster still.
                 self.hold = self.policy.probe_hold;
                 self.hold_until = now + self.hold;
             }
-            if let (Some(since), None, true) = (episode.probe_since, episode.measured, self.is_quiet()) {
-                return self.repay(now, since, resume);
+            if let (Some(ramp), None, true) = (episode.ramp, episode.measured, self.is_quiet()) {
+                return self.repay(now, ramp.since, resume);
             }
-            return self.set(resume);
+            if self.ramp.is_none() {
+                return self.set(resume);
+            }
         }
         if let Some(repay) = self.repay {
             if now < repay.until {
@@ -1243,6 +1242,52 @@ mod tests {
         let (quiet, after) = next_probe(8_000);
         let share = (hold as f64 * NOISY_HOLD_SHARE) as u64;
         assert!(!quiet && (share..share + 60).contains(&after), "the radio's next probe {after} ms after the queue");
+    }
+
+    #[test]
+    fn a_radio_s_stalls_do_not_restart_the_upward_probe_they_interrupt() {
+        // A radio with room to spare: answers wait 1-9 ms and the lanes send all the rate
+        // allows. `stalls`: from 1.54 s on the link stalls for 40 ms in every 60, each
+        // stall a queue gone before a train could measure it. Returns how long after
+        // 1.5 s (the noise is learned by then) the rate reached twice its rate then.
+        let doubled_after = |stalls: bool| {
+            let mut c = RateController::new(&policy());
+            let mut rng = bauxite_core::rng::SplitMix64::new(7);
+            let (mut bytes, mut pending, mut probe) = (0u64, VecDeque::new(), None);
+            for now in 0..4_000u64 {
+                if now % 10 == 0 {
+                    bytes += c.rate().bps() / 800;
+                    c.on_sent(at(now), bytes);
+                    assert!(c.probe_due(at(now)));
+                    let mut received = now + 1 + rng.below(9);
+                    let stall_end = 1_580 + (now.saturating_sub(1_540) / 60) * 60;
+                    if stalls && now >= 1_540 && now < stall_end {
+                        received = received.max(stall_end + 1);
+                    }
+                    pending.push_back((now, received));
+                }
+                while pending.front().is_some_and(|&(_, received)| received <= now) {
+                    let (sent, received) = pending.pop_front().unwrap();
+                    c.on_answer(at(sent), at(received));
+                }
+                c.on_tick(at(now));
+                if now < 1_500 {
+                    continue;
+                }
+                let (since, from) = *probe.get_or_insert_with(|| (now, c.rate()));
+                if c.rate().bps() >= 2 * from.bps() {
+                    assert!(!c.is_quiet());
+                    return now - since;
+                }
+            }
+            panic!("the rate never doubled");
+        };
+        let calm = doubled_after(false);
+        let stalled = doubled_after(true);
+        // The rest of the knee (a quarter of `ramp_time`), 110 ms of doubling. Restarted
+        // at each stall, the knee never ended while the stalls went on (to the end, 4 s).
+        assert!(calm < 800, "doubled {calm} ms after 1.5 s on a calm radio");
+        assert!(stalled < calm + 150, "doubled {stalled} ms after 1.5 s through the stalls ({calm} ms without)");
     }
 
     #[test]
