@@ -661,6 +661,7 @@ impl RateController {
             if let (Some(ramp), None, true) = (episode.ramp, episode.measured, self.is_quiet()) {
                 return self.repay(now, ramp.since, resume);
             }
+            // An upward probe given back above goes on below, from where it was.
             if self.ramp.is_none() {
                 return self.set(resume);
             }
