@@ -262,7 +262,8 @@ fn status_reports_the_lease_of_a_stopped_daemon() {
 /// the link that nothing holds) is not silent: within `FIRST_ANSWER` (1 s, the
 /// controller's unit tests hold it to the millisecond) of the first probe the log
 /// warns, `status` (text and JSON) and the state say "NOT PROTECTED: no answers from
-/// ...", and the droppable lanes fall back to `min_rate`.
+/// ...", the droppable lanes fall back to `min_rate`, and every lane but the critical
+/// one is held (the link may be out).
 #[test]
 fn a_reflector_that_never_answers_is_reported_and_the_rate_falls_back() {
     if !root_or_skip("a_reflector_that_never_answers_is_reported_and_the_rate_falls_back") {
@@ -300,11 +301,26 @@ fn a_reflector_that_never_answers_is_reported_and_the_rate_falls_back() {
         assert!(Instant::now() < deadline, "the link rate falls back to min_rate: {:?}", reader.read().unwrap());
         std::thread::sleep(Duration::from_millis(20));
     }
+    // The link may be out: every lane but the critical one is held at HTB's least
+    // guarantee, borrowing nothing (its ceiling), while the critical lane may use the
+    // rest of min_rate (0.95 × 200 kbit/s, less the two held lanes' 8 kbit/s).
+    let class = |minor: &str| {
+        let classes = ns.tc(&["class", "show", "dev", IFACE]).unwrap();
+        classes.lines().find(|l| l.contains(&format!("ba:{minor} "))).map(str::to_owned).unwrap_or_default()
+    };
+    let deadline = Instant::now() + REACT;
+    while !class("11").contains("ceil 8Kbit") {
+        assert!(Instant::now() < deadline, "telemetry held: {}", class("11"));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(class("12").contains("rate 8Kbit ceil 8Kbit"), "video held: {}", class("12"));
+    assert!(class("10").contains("rate 174Kbit ceil 190Kbit"), "critical borrows the rest: {}", class("10"));
     signal(&daemon.0, libc::SIGTERM);
     let code = daemon.0.wait().unwrap();
     let mut log = String::new();
     std::io::Read::read_to_string(&mut daemon.0.stderr.take().unwrap(), &mut log).unwrap();
     assert!(code.success(), "{log}");
     assert_eq!(log.matches("NOT PROTECTED").count(), 1, "warned once per silence: {log}");
+    assert!(log.contains("every lane but critical held while the link is silent"), "{log}");
     std::fs::remove_file(config).ok();
 }

@@ -12,7 +12,9 @@
 pub mod congestion;
 pub mod one_way;
 pub mod rate;
+pub mod silence;
 
 pub use congestion::{Controller, LaneSample, LaneVerdict, Transition};
 pub use one_way::{OneWayDelays, WayQueues};
 pub use rate::{CountedAt, FIRST_ANSWER, RateController, SILENCE};
+pub use silence::SilenceHold;

@@ -36,7 +36,7 @@ pub use orchestrator::OrchestratorLane;
 pub use out_dir::{OutDirError, ensure_writable_dir};
 pub use profile::{
     AutoRatePolicy, BUILTIN_PROFILES, CongestionPolicy, DEFAULT_REFLECTOR_PORT, Direction, EarlyDropPolicy,
-    HTB_DEFAULT_BURST_BYTES, IngressPolicy, PACED_BURST, Profile, ProfileError, RateSetting, Targets,
+    HTB_DEFAULT_BURST_BYTES, IngressPolicy, LaneClass, PACED_BURST, Profile, ProfileError, RateSetting, Targets,
     paced_burst_bytes,
 };
 pub use reflector::{ICMP_PROBE_DSCP, MAX_REFLECTORS, Reflector};

@@ -454,6 +454,15 @@ impl ProfileError {
 /// `min_rate` gets this much).
 pub const MIN_GUARANTEE: BitRate = BitRate::from_bps(8_000);
 
+/// A lane's HTB class ([`Profile::lane_class`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaneClass {
+    /// What it may always send.
+    pub guarantee: BitRate,
+    /// What it may send borrowing from the other lanes (HTB's `ceil`).
+    pub ceil: BitRate,
+}
+
 /// HTB's default token bucket: iproute2 sizes it `rate / HZ` plus a 1600-byte MTU,
 /// and HZ is 10⁹ on kernels with high-resolution timers, so the MTU is all of it.
 pub const HTB_DEFAULT_BURST_BYTES: u64 = 1600;
@@ -578,14 +587,31 @@ impl Profile {
         link_rate.scaled(self.headroom)
     }
 
-    /// The rate guaranteed to lane `lane` while the shaper sends at `shaped`: its
-    /// share of it. With `rate: auto`, the shaped `min_rate` is kept for the lanes
-    /// that are never dropped (shared among them by their shares) and only the rest
-    /// is shared among all lanes. A controller that drains the link's queue at
-    /// `min_rate` then stops the droppable lanes, instead of leaving them a
-    /// guarantee that the critical lane, and the rate probes riding it, would queue
-    /// behind. The guarantees add up to `shaped`; none is below [`MIN_GUARANTEE`].
-    pub fn lane_guarantee(&self, lane: usize, shaped: BitRate) -> BitRate {
+    /// Lane `lane`'s class while the shaper sends at `shaped`: its guarantee is its
+    /// share of the rate, and it may borrow up to `shaped`. With `rate: auto`, the
+    /// shaped `min_rate` is kept for the lanes that are never dropped (shared among
+    /// them by their shares) and only the rest is shared among all lanes. A
+    /// controller that drains the link's queue at `min_rate` then stops the droppable
+    /// lanes, instead of leaving them a guarantee that the critical lane, and the rate
+    /// probes riding it, would queue behind. The guarantees add up to `shaped`; none
+    /// is below [`MIN_GUARANTEE`].
+    ///
+    /// `held`: the link may be out (`rate: auto` hears no answer). Every lane but
+    /// lane 0, the most urgent (the one the probes ride), is held at
+    /// [`MIN_GUARANTEE`] and borrows nothing: what it sends into a link that is out
+    /// waits in the modem's FIFO ahead of every critical message sent after it (a 5 s
+    /// outage queued 27 KB of telemetry there: 50 ms more for the critical messages
+    /// behind it when the link came back at 4.4 Mbit/s), while held in its own lane it
+    /// waits harmlessly (`bauxite_control::SilenceHold` decides when).
+    pub fn lane_class(&self, lane: usize, shaped: BitRate, held: bool) -> LaneClass {
+        if held {
+            if lane > 0 {
+                return LaneClass { guarantee: MIN_GUARANTEE, ceil: MIN_GUARANTEE };
+            }
+            let others = MIN_GUARANTEE.bps() * (self.lanes.len() as u64).saturating_sub(1);
+            let guarantee = BitRate::from_bps(shaped.bps().saturating_sub(others)).max(MIN_GUARANTEE);
+            return LaneClass { guarantee, ceil: shaped.max(guarantee) };
+        }
         let l = &self.lanes[lane];
         let kept = match self.rate {
             RateSetting::Auto => self.shaped_rate(self.auto_rate.min_rate).min(shaped).bps() as f64,
@@ -594,7 +620,7 @@ impl Profile {
         let never_dropped: f64 = self.lanes.iter().filter(|l| !l.drop_when_congested).map(|l| l.share).sum();
         let shared = (shaped.bps() as f64 - kept) * l.share;
         let own = if l.drop_when_congested || never_dropped <= 0.0 { 0.0 } else { kept * l.share / never_dropped };
-        BitRate::from_bps((shared + own) as u64).max(MIN_GUARANTEE)
+        LaneClass { guarantee: BitRate::from_bps((shared + own) as u64).max(MIN_GUARANTEE), ceil: shaped }
     }
 
     /// The token bucket, in bytes, of lane `lane`'s class at `rate` (its guarantee,
@@ -677,7 +703,7 @@ mod tests {
         let mut p = Profile::robot();
         p.rate = RateSetting::Auto;
         let guarantees = |p: &Profile, shaped: u64| -> Vec<u64> {
-            (0..3).map(|i| p.lane_guarantee(i, BitRate::from_bps(shaped)).bps()).collect()
+            (0..3).map(|i| p.lane_class(i, BitRate::from_bps(shaped), false).guarantee.bps()).collect()
         };
         // At the shaped min_rate (0.95 × 200 kbit/s): critical and telemetry share it
         // 3:2, bulk is guaranteed only the floor.
@@ -689,6 +715,20 @@ mod tests {
         // A fixed rate keeps plain shares.
         p.rate = RateSetting::Fixed(BitRate::from_bps(1_500_000));
         assert_eq!(guarantees(&p, 1_500_000), [450_000, 300_000, 750_000]);
+    }
+
+    #[test]
+    fn held_only_lane_0_borrows_and_the_others_keep_the_least_guarantee() {
+        let mut p = Profile::robot();
+        p.rate = RateSetting::Auto;
+        let shaped = BitRate::from_bps(190_000);
+        let classes: Vec<LaneClass> = (0..3).map(|i| p.lane_class(i, shaped, true)).collect();
+        assert_eq!(classes[0], LaneClass { guarantee: BitRate::from_bps(174_000), ceil: shaped });
+        for held in &classes[1..] {
+            assert_eq!(*held, LaneClass { guarantee: MIN_GUARANTEE, ceil: MIN_GUARANTEE });
+        }
+        // Not held, every lane may borrow up to the shaped rate.
+        assert!((0..3).all(|i| p.lane_class(i, shaped, false).ceil == shaped));
     }
 
     #[test]

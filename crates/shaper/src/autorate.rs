@@ -32,7 +32,7 @@ use bauxite_core::{ICMP_PROBE_DSCP, Reflector};
 use bauxite_sys::{monotonic_ns, realtime_ns, rx_time};
 use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 
-pub use bauxite_control::{CountedAt, OneWayDelays, RateController};
+pub use bauxite_control::{CountedAt, OneWayDelays, RateController, SilenceHold};
 
 use crate::ShaperError;
 use crate::reflect::ProbeKey;

@@ -15,7 +15,7 @@ use bauxite_ebpf::{AttachRequest, Control, Datapath, LaneStats, TC_PROGRAM, TcAt
 use bauxite_sys::{Netns, monotonic_ns};
 use tracing::{debug, error, info, warn};
 
-use crate::autorate::{CountedAt, OneWayDelays, Probers, RateController, RttSample};
+use crate::autorate::{CountedAt, OneWayDelays, Probers, RateController, RttSample, SilenceHold};
 use crate::reflect::{ProbeKey, key_of};
 use crate::reload::{self, Reload};
 
@@ -309,7 +309,7 @@ fn install(pre: &Preflight, rate: BitRate) -> Result<Attached, ShaperError> {
     tc::set_gso_max_size(&ns, iface, pre.link.mtu)?;
     installed.original_gso = Some(pre.link.gso_max_size);
     installed.htb = true;
-    ns.tc_batch(&htb_tree(profile, iface, rate, pre.placement()).install_lines())?;
+    ns.tc_batch(&htb_tree(profile, iface, rate, false, pre.placement()).install_lines())?;
     let mode = pre.features.attach.mode;
     installed.clsact = mode == TcAttachMode::Clsact && bauxite_ebpf::add_clsact(iface);
     datapath.attach_egress(iface, mode)?;
@@ -490,6 +490,9 @@ struct ControlLoop<'a> {
     auto: Option<AutoRate>,
     link_rate: BitRate,
     rate: BitRate,
+    /// Whether HTB holds every lane but lane 0 (`rate: auto` hears no answer,
+    /// [`SilenceHold`]).
+    lanes_held: bool,
     started: Instant,
     last_status: Instant,
     written_probs: Vec<u32>,
@@ -525,6 +528,8 @@ impl<'a> ControlLoop<'a> {
                     samples: rx,
                     one_way: OneWayDelays::default(),
                     silent: false,
+                    hold: SilenceHold::default(),
+                    held: false,
                     switched_at: None,
                     clock_origin_ns: monotonic_ns(),
                 })
@@ -541,6 +546,7 @@ impl<'a> ControlLoop<'a> {
             auto,
             link_rate,
             rate,
+            lanes_held: false,
             started: Instant::now(),
             last_status: Instant::now() - STATUS_INTERVAL,
             written_probs: vec![0u32; profile.lanes.len()],
@@ -663,11 +669,23 @@ impl<'a> ControlLoop<'a> {
             // The probes ride lane 0 (`with_probe_rule`): its own queue is not the link's.
             auto.controller.on_own_queue(verdicts[0].queue_delay);
         }
-        if let Some(new_link_rate) = self.follow_link_rate(sent_bytes, never_dropped_bytes, read_ns) {
-            self.link_rate = new_link_rate;
-            self.rate = self.profile.shaped_rate(new_link_rate);
+        let new_link_rate = self.follow_link_rate(sent_bytes, never_dropped_bytes, read_ns, &samples);
+        let held = self.auto.as_ref().is_some_and(|auto| auto.held);
+        if new_link_rate.is_some() || held != self.lanes_held {
+            match (held, self.lanes_held) {
+                (true, false) => info!(
+                    iface,
+                    "rate auto: every lane but {} held while the link is silent (it may be out)",
+                    self.profile.lanes[0].name
+                ),
+                (false, true) => info!(iface, "rate auto: the held lanes go again"),
+                _ => {}
+            }
+            self.lanes_held = held;
+            self.link_rate = new_link_rate.unwrap_or(self.link_rate);
+            self.rate = self.profile.shaped_rate(self.link_rate);
             // After the link the droppable lanes' limits follow the rate too.
-            let tree = htb_tree(&self.profile, iface, self.rate, self.pre.placement());
+            let tree = htb_tree(&self.profile, iface, self.rate, held, self.pre.placement());
             let lines = match self.pre.placement() {
                 Placement::BeforeLink => tree.rate_lines(),
                 Placement::AfterLink => tree.reload_lines(),
@@ -762,6 +780,9 @@ impl<'a> ControlLoop<'a> {
     /// controller (lanes and thresholds may have changed) and the published lanes.
     fn adopt(&mut self, profile: ValidatedProfile, link_rate: BitRate, rate: BitRate) {
         self.controller = Controller::new(&profile, rate);
+        // The new classes hold no lane; the next poll holds them again if the link is
+        // still silent.
+        self.lanes_held = false;
         self.written_probs = vec![0u32; profile.lanes.len()];
         self.link_rate = link_rate;
         self.rate = rate;
@@ -787,7 +808,13 @@ impl<'a> ControlLoop<'a> {
     /// controller gets the bytes the lanes had sent at `read_ns` (when the probe of
     /// this poll left) and those the lanes never dropped were offered, every answer,
     /// then the time ([`AutoRate::controller_time`]).
-    fn follow_link_rate(&mut self, sent_bytes: u64, never_dropped_bytes: u64, read_ns: u64) -> Option<BitRate> {
+    fn follow_link_rate(
+        &mut self,
+        sent_bytes: u64,
+        never_dropped_bytes: u64,
+        read_ns: u64,
+        samples: &[LaneSample],
+    ) -> Option<BitRate> {
         let auto = self.auto.as_mut()?;
         let now = auto.controller_time(read_ns);
         auto.controller.on_sent(now, sent_bytes);
@@ -862,6 +889,7 @@ impl<'a> ControlLoop<'a> {
             _ => {}
         }
         auto.silent = if silent.is_none() { false } else { auto.silent || warn_silence };
+        auto.held = auto.hold.update(silent.is_some(), &self.profile, samples);
         new_rate
     }
 }
@@ -953,6 +981,9 @@ struct AutoRate {
     /// Whether the silence warning was said for the silence going on (the log says
     /// each change).
     silent: bool,
+    /// Whether the lanes but lane 0 are to be held, decided each poll.
+    hold: SilenceHold,
+    held: bool,
     /// When the probes last moved to a standby (the controller's clock).
     switched_at: Option<Duration>,
     /// The controller's clock starts here (`CLOCK_MONOTONIC` ns), for polls and

@@ -41,29 +41,29 @@ pub fn after_link_limit(rate: BitRate) -> u32 {
 }
 
 /// The HTB tree for `profile` at `rate` on `iface`: lane `i` guaranteed its share
-/// (`Profile::lane_guarantee`), all lanes allowed to borrow up to `rate`, served in
-/// lane order when borrowing; the droppable lanes and the link class paced packet by
+/// and allowed to borrow up to `rate` (`Profile::lane_class`; while `held`, only
+/// lane 0 borrows), served in lane order when borrowing; the droppable lanes and the link class paced packet by
 /// packet at low rates (`Profile::lane_burst_bytes`). After the link the droppable
 /// lanes' queues are bounded in time too ([`after_link_limit`]), so they follow the
 /// rate: a tree's lines re-set them ([`HtbTree::reload_lines`]).
-pub fn htb_tree(profile: &Profile, iface: &str, rate: BitRate, placement: Placement) -> HtbTree {
+pub fn htb_tree(profile: &Profile, iface: &str, rate: BitRate, held: bool, placement: Placement) -> HtbTree {
     let leaves = profile
         .lanes
         .iter()
         .enumerate()
         .map(|(i, lane)| {
-            let guarantee = profile.lane_guarantee(i, rate);
+            let class = profile.lane_class(i, rate, held);
             HtbLeaf {
                 minor: lane_minor(i),
-                rate: guarantee,
-                ceil: rate,
+                rate: class.guarantee,
+                ceil: class.ceil,
                 prio: i.min(7) as u8,
                 limit_packets: match placement {
                     Placement::AfterLink if lane.drop_when_congested => lane.queue_limit.min(after_link_limit(rate)),
                     _ => lane.queue_limit,
                 },
-                burst_bytes: profile.lane_burst_bytes(i, guarantee),
-                cburst_bytes: profile.lane_burst_bytes(i, rate),
+                burst_bytes: profile.lane_burst_bytes(i, class.guarantee),
+                cburst_bytes: profile.lane_burst_bytes(i, class.ceil),
             }
         })
         .collect();
@@ -125,7 +125,7 @@ mod tests {
     #[test]
     fn the_robot_profile_becomes_three_htb_lanes_and_three_rules() {
         let p = Profile::robot();
-        let tree = htb_tree(&p, "eth0", BitRate::from_bps(1_500_000), Placement::BeforeLink);
+        let tree = htb_tree(&p, "eth0", BitRate::from_bps(1_500_000), false, Placement::BeforeLink);
         let rates: Vec<u64> = tree.leaves.iter().map(|l| l.rate.bps()).collect();
         assert_eq!(rates, [450_000, 300_000, 750_000]);
         assert!(tree.leaves.iter().all(|l| l.ceil.bps() == 1_500_000));
@@ -145,7 +145,7 @@ mod tests {
     fn after_the_link_a_droppable_lane_holds_100_ms_at_its_rate() {
         let p = Profile::robot();
         let limits = |rate: u64, placement| {
-            htb_tree(&p, "ifb0", BitRate::from_bps(rate), placement)
+            htb_tree(&p, "ifb0", BitRate::from_bps(rate), false, placement)
                 .leaves
                 .iter()
                 .map(|l| l.limit_packets)

@@ -108,7 +108,7 @@ pub(crate) fn apply_in_place(
     rate: BitRate,
     placement: Placement,
 ) -> Result<(), ShaperError> {
-    ns.tc_batch(&htb_tree(new, iface, rate, placement).reload_lines())?;
+    ns.tc_batch(&htb_tree(new, iface, rate, false, placement).reload_lines())?;
     for i in 0..new.lanes.len() {
         maps.set_lane(i, &lane_policy(new, i))?;
     }

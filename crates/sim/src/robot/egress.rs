@@ -1,8 +1,9 @@
 //! The robot's egress under the shaper: the profile's lanes as HTB runs them.
 //!
 //! Each lane is a bounded FIFO (`queue_limit` packets, tail drop) with a
-//! guaranteed rate (`Profile::lane_guarantee`: its share of the rate, as the
-//! shaper sets HTB's), and may borrow up to the shaped rate, its ceiling. As in HTB,
+//! guaranteed rate (`Profile::lane_class`: its share of the rate, as the
+//! shaper sets HTB's), and may borrow up to the shaped rate, its ceiling (not while it is
+//! held for a silent link: then it keeps its guarantee). As in HTB,
 //! a lane within its own rate (its bucket and its ceiling's not in debt) sends at
 //! once, whatever the others do; a lane beyond it sends only while the shaped rate
 //! (the parent's bucket) has room, and then the most urgent lane goes first (HTB's
@@ -43,6 +44,9 @@ struct Lane {
     limit: usize,
     /// The lane's guaranteed rate at the current shaped rate.
     guarantee_bps: f64,
+    /// Whether it may borrow beyond that (its ceiling is above its guarantee; not
+    /// while it is held, `Profile::lane_class`).
+    borrows: bool,
     /// What its bucket holds: its burst's time at that rate, ns.
     buffer_ns: f64,
     /// The lane's own bucket, ns (negative: in debt).
@@ -92,6 +96,7 @@ impl Egress {
                 bytes: 0,
                 limit: l.queue_limit as usize,
                 guarantee_bps: 0.0,
+                borrows: true,
                 buffer_ns: 0.0,
                 tokens_ns: 0.0,
                 ctokens_ns: 0.0,
@@ -99,7 +104,7 @@ impl Egress {
             })
             .collect();
         let mut egress = Self { profile, lanes, rate_bps, ctokens_ns: 0.0, cbuffer_ns: 0.0, refilled_ns: 0 };
-        egress.set_rate(0, rate_bps);
+        egress.set_rate(0, rate_bps, false);
         egress.ctokens_ns = egress.cbuffer_ns;
         for lane in &mut egress.lanes {
             lane.tokens_ns = lane.buffer_ns;
@@ -108,21 +113,18 @@ impl Egress {
         egress
     }
 
-    /// A new shaped rate (from `rate: auto`), from `now_ns` on.
-    pub fn set_rate(&mut self, now_ns: u64, rate_bps: f64) {
+    /// A new shaped rate (from `rate: auto`), and whether the lanes but lane 0 are
+    /// `held`, from `now_ns` on: each lane's class as the shaper sets HTB's.
+    pub fn set_rate(&mut self, now_ns: u64, rate_bps: f64, held: bool) {
         self.refill(now_ns);
         self.rate_bps = rate_bps.max(1.0);
         self.cbuffer_ns = time_ns(paced_burst_bytes(bps(self.rate_bps)) as f64, self.rate_bps);
-        self.set_guarantees();
-    }
-
-    /// Each lane's guaranteed rate and bucket at the shaped rate, as the shaper sets HTB's.
-    fn set_guarantees(&mut self) {
         let shaped = bps(self.rate_bps);
         for (i, lane) in self.lanes.iter_mut().enumerate() {
-            let guarantee = self.profile.lane_guarantee(i, shaped);
-            lane.guarantee_bps = guarantee.bps() as f64;
-            lane.buffer_ns = time_ns(self.profile.lane_burst_bytes(i, guarantee) as f64, lane.guarantee_bps);
+            let class = self.profile.lane_class(i, shaped, held);
+            lane.guarantee_bps = class.guarantee.bps() as f64;
+            lane.borrows = class.ceil > class.guarantee;
+            lane.buffer_ns = time_ns(self.profile.lane_burst_bytes(i, class.guarantee) as f64, lane.guarantee_bps);
         }
     }
 
@@ -147,7 +149,8 @@ impl Egress {
         self.refill(now_ns);
         let may_send = |l: &&Lane| !l.queue.is_empty() && l.ctokens_ns >= 0.0;
         let within_rate = self.lanes.iter().position(|l| may_send(&l) && l.tokens_ns >= 0.0);
-        let borrowing = || (self.ctokens_ns >= 0.0).then(|| self.lanes.iter().position(|l| may_send(&l))).flatten();
+        let borrowing =
+            || (self.ctokens_ns >= 0.0).then(|| self.lanes.iter().position(|l| l.borrows && may_send(&l))).flatten();
         let pick = within_rate.or_else(borrowing)?;
         let lane = &mut self.lanes[pick];
         let packet = lane.queue.pop_front().expect("a backlogged lane");
@@ -171,7 +174,10 @@ impl Egress {
         self.lanes
             .iter()
             .filter(|l| !l.queue.is_empty())
-            .map(|l| wait_ns(l.ctokens_ns).max(wait_ns(l.tokens_ns).min(parent)))
+            .map(|l| {
+                let borrowed = if l.borrows { parent } else { u64::MAX };
+                wait_ns(l.ctokens_ns).max(wait_ns(l.tokens_ns).min(borrowed))
+            })
             .min()
             .map(|wait| self.refilled_ns.max(now_ns) + wait)
     }
@@ -262,7 +268,7 @@ mod tests {
         assert_eq!(e.dequeue(0).map(|q| q.token), Some(1));
         // 10 ms later the rate goes back up to 2 Mbit/s, where a packet costs 6 ms; the
         // debt is still 53 ms of time, not 6 ms worth of bytes at the new rate.
-        e.set_rate(10_000_000, 2e6);
+        e.set_rate(10_000_000, 2e6, false);
         let next = e.next_send_ns(10_000_000).unwrap();
         assert!((60_000_000..=64_000_000).contains(&next), "the second packet may leave at {next} ns");
         assert_eq!(e.dequeue(next).map(|q| q.token), Some(2));

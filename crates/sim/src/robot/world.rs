@@ -12,7 +12,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::time::Duration;
 
-use bauxite_control::{Controller, CountedAt, RateController};
+use bauxite_control::{Controller, CountedAt, RateController, SilenceHold};
 use bauxite_core::link::{Admission, LinkModel, Outcome};
 use bauxite_core::rng::{SplitMix64, mix64};
 use bauxite_core::{BitRate, PacketKey, RateSetting};
@@ -115,6 +115,9 @@ struct Shaper {
     rate: RateSource,
     /// The link rate last decided (on its way to HTB, or there).
     egress_rate: BitRate,
+    /// Whether the lanes but lane 0 are held, as last decided (`rate: auto`'s silence).
+    held: bool,
+    silence: SilenceHold,
     drop_probability: Vec<f64>,
     droppable: Vec<bool>,
     rng: SplitMix64,
@@ -152,8 +155,9 @@ struct World<'a> {
     video_offset: u64,
     /// Probe answers (sent, received ns) since the last poll: the daemon reads them at its polls.
     answers: Vec<(u64, u64)>,
-    /// A new link-rate estimate on its way to HTB ([`TC_LATENCY`]).
-    pending_rate: Option<BitRate>,
+    /// A new link-rate estimate, and whether the lanes are held, on its way to HTB
+    /// ([`TC_LATENCY`]).
+    pending_rate: Option<(BitRate, bool)>,
     /// The control loop's first poll: the daemon starts at no particular time
     /// relative to the link's changes, so its polls (and probes) fall anywhere in a
     /// poll interval of a drop.
@@ -268,8 +272,8 @@ impl<'a> World<'a> {
     fn handle(&mut self, ev: Ev) {
         match ev {
             Ev::ApplyRate => {
-                if let Some(rate) = self.pending_rate.take() {
-                    self.set_link_rate(rate);
+                if let Some((rate, held)) = self.pending_rate.take() {
+                    self.set_link_rate(rate, held);
                 }
             }
             Ev::Stream(i) => self.send_message(usize::from(i)),
@@ -630,6 +634,7 @@ impl<'a> World<'a> {
         for (p, v) in shaper.drop_probability.iter_mut().zip(&verdicts) {
             *p = v.drop_probability;
         }
+        let mut held = shaper.held;
         let new_rate = match &mut shaper.rate {
             RateSource::Fixed => None,
             // As the daemon does: the lanes' sent bytes, the answers, then the time.
@@ -653,7 +658,9 @@ impl<'a> World<'a> {
                     let answer = auto.on_answer(Duration::from_nanos(sent_ns), Duration::from_nanos(received_ns));
                     new_rate = answer.or(new_rate);
                 }
-                auto.on_tick(now).or(new_rate)
+                let new_rate = auto.on_tick(now).or(new_rate);
+                held = shaper.silence.update(auto.silent_for(now).is_some(), self.config.profile.profile(), &samples);
+                new_rate
             }
             RateSource::Clairvoyant(capacity) => {
                 let backlog = self.link.backlog().1;
@@ -661,9 +668,10 @@ impl<'a> World<'a> {
                 (shaper.egress_rate != rate).then_some(rate)
             }
         };
-        if let Some(rate) = new_rate {
-            shaper.egress_rate = rate;
-            self.pending_rate = Some(rate);
+        if new_rate.is_some() || held != shaper.held {
+            let rate = new_rate.unwrap_or(shaper.egress_rate);
+            (shaper.egress_rate, shaper.held) = (rate, held);
+            self.pending_rate = Some((rate, held));
             self.schedule(self.now + duration_ns(TC_LATENCY), Ev::ApplyRate);
             next += duration_ns(TC_LATENCY);
         }
@@ -678,10 +686,10 @@ impl<'a> World<'a> {
         self.answers.push((sent_ns, self.now));
     }
 
-    fn set_link_rate(&mut self, link_rate: BitRate) {
+    fn set_link_rate(&mut self, link_rate: BitRate, held: bool) {
         let shaper = self.shaper.as_mut().expect("a shaped phase");
         let shaped = link_rate.scaled(shaper.headroom);
-        shaper.egress.set_rate(self.now, shaped.bps() as f64);
+        shaper.egress.set_rate(self.now, shaped.bps() as f64, held);
         shaper.controller.set_link_rate(shaped);
         self.trace.link_rate.push((self.now, link_rate.bps()));
         self.arm_egress();
@@ -739,6 +747,8 @@ fn new_shaper(config: &RobotConfig, phase: Phase, rng: &mut SplitMix64) -> (Shap
         controller: Controller::new(profile, shaped),
         rate,
         egress_rate: link_rate,
+        held: false,
+        silence: SilenceHold::default(),
         drop_probability: vec![0.0; profile.lanes.len()],
         droppable: profile.lanes.iter().map(|l| l.drop_when_congested).collect(),
         rng: SplitMix64::new(rng.next_u64()),
