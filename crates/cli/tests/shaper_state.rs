@@ -315,6 +315,12 @@ fn a_reflector_that_never_answers_is_reported_and_the_rate_falls_back() {
     }
     assert!(class("12").contains("rate 8Kbit ceil 8Kbit"), "video held: {}", class("12"));
     assert!(class("10").contains("rate 174Kbit ceil 190Kbit"), "critical borrows the rest: {}", class("10"));
+    let deadline = Instant::now() + REACT;
+    while !reader.read().unwrap().lanes_held {
+        assert!(Instant::now() < deadline, "the state says the lanes are held");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(status(&ns).contains("lanes held: every lane but the first"), "{}", status(&ns));
     signal(&daemon.0, libc::SIGTERM);
     let code = daemon.0.wait().unwrap();
     let mut log = String::new();

@@ -124,6 +124,11 @@ pub struct ShaperSnapshot {
     /// While the estimate is failing: how long the oldest unanswered probe has waited (ms).
     #[serde(default)]
     pub unanswered_ms: u64,
+    /// With `rate: auto`: every lane but the first is held in the robot, the link
+    /// silent (it may be out), until answers return or one of them fills its queue.
+    /// Absent from older state files: false.
+    #[serde(default)]
+    pub lanes_held: bool,
     /// How long the kernel programs obey the daemon without a renewal (ms).
     pub lease_ms: u64,
     /// How long ago the daemon last renewed its lease, as of the snapshot it
@@ -206,6 +211,9 @@ impl std::fmt::Display for ShaperSnapshot {
                 self.reflector.as_deref().unwrap_or("the reflector"),
                 self.unanswered_ms
             )?;
+        }
+        if self.lanes_held {
+            writeln!(f, "  lanes held: every lane but the first waits in the robot while the link is silent")?;
         }
         let (lease, ago) = (self.lease_ms, self.lease_renewed_ms_ago);
         match self.daemon {

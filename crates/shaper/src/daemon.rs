@@ -682,6 +682,7 @@ impl<'a> ControlLoop<'a> {
                 _ => {}
             }
             self.lanes_held = held;
+            self.state.snapshot.lanes_held = held;
             self.link_rate = new_link_rate.unwrap_or(self.link_rate);
             self.rate = self.profile.shaped_rate(self.link_rate);
             // After the link the droppable lanes' limits follow the rate too.
@@ -783,6 +784,7 @@ impl<'a> ControlLoop<'a> {
         // The new classes hold no lane; the next poll holds them again if the link is
         // still silent.
         self.lanes_held = false;
+        self.state.snapshot.lanes_held = false;
         self.written_probs = vec![0u32; profile.lanes.len()];
         self.link_rate = link_rate;
         self.rate = rate;
@@ -876,11 +878,12 @@ impl<'a> ControlLoop<'a> {
             (true, false) => warn!(
                 iface = self.pre.iface,
                 "rate auto NOT PROTECTED: no answers from the reflector {} for {} ms{}; holding the droppable lanes \
-                 at min_rate {} until it answers ({})",
+                 at min_rate {}, and every lane but {} until its queue fills, until it answers ({})",
                 auto.probers.active(),
                 silent.unwrap_or_default().as_millis(),
                 standbys_said(&auto.probers),
                 self.profile.auto_rate.min_rate,
+                self.profile.lanes[0].name,
                 silence_hint(auto.probers.active()),
             ),
             (false, true) if silent.is_none() => {
@@ -981,8 +984,9 @@ struct AutoRate {
     /// Whether the silence warning was said for the silence going on (the log says
     /// each change).
     silent: bool,
-    /// Whether the lanes but lane 0 are to be held, decided each poll.
+    /// Whether the lanes but lane 0 are to be held, decided each poll…
     hold: SilenceHold,
+    /// …and what it decided at the last one (HTB gets it in `step`).
     held: bool,
     /// When the probes last moved to a standby (the controller's clock).
     switched_at: Option<Duration>,

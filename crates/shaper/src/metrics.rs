@@ -115,7 +115,7 @@ fn encode_snapshots(all: &[ShaperSnapshot], encoder: &mut DescriptorEncoder) -> 
         encoder,
         (
             "link_estimate_failing",
-            "1 while rate auto's reflector does not answer: not protected, the droppable lanes held at min_rate",
+            "1 while rate auto's reflector does not answer: not protected, the droppable lanes held at min_rate and the other lanes but the first held too",
             Gauge,
         ),
         ConstGauge::new,
