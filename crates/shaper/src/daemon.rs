@@ -626,6 +626,7 @@ impl<'a> ControlLoop<'a> {
                 backlog_packets: u64::from(c.qlen),
             })
             .collect();
+        self.controller.hold(self.lanes_held);
         match self.controller.observe(self.started.elapsed(), &samples) {
             Some(Transition::Entered) => {
                 self.state.snapshot.congestion_episodes += 1;

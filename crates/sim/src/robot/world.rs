@@ -629,6 +629,7 @@ impl<'a> World<'a> {
             self.send_probe();
         }
         let shaper = self.shaper.as_mut().expect("a shaped phase");
+        shaper.controller.hold(shaper.held);
         shaper.controller.observe(now, &samples);
         let verdicts = shaper.controller.verdicts();
         for (p, v) in shaper.drop_probability.iter_mut().zip(&verdicts) {
