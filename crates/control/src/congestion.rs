@@ -120,6 +120,11 @@ impl Controller {
     /// once (1452 early discards in 5 namespace trials of a road with 5 s tunnels, the
     /// video 6 % lower than without the hold).
     pub fn hold(&mut self, held: bool) {
+        if held && !self.held {
+            for lane in self.lanes.iter_mut().filter(|l| l.droppable) {
+                lane.pie = PieController::new(lane.pie.config().clone());
+            }
+        }
         self.held = held;
     }
 
@@ -161,9 +166,7 @@ impl Controller {
             // A backlogged HTB class departs at least at its guaranteed rate.
             let departure = lane.rate_bps.max(lane.guaranteed_bps).max(1.0);
             let queue_delay = Duration::from_secs_f64(sample.backlog_bytes as f64 * 8.0 / departure);
-            if lane.droppable && self.held {
-                lane.pie = PieController::new(lane.pie.config().clone());
-            } else if run_pie && lane.droppable {
+            if run_pie && lane.droppable && !self.held {
                 lane.pie.update(queue_delay);
             }
             if lane.droppable

@@ -25,21 +25,25 @@ const RELEASE_AT: f64 = 0.75;
 pub struct SilenceHold {
     /// A held lane filled during this silence: the lanes go as usual until it ends.
     released: bool,
+    /// What the last poll decided.
+    held: bool,
 }
 
 impl SilenceHold {
     /// Whether the lanes are held at this poll, given whether the link is `silent`
     /// and the lanes' `samples` (in the profile's order).
     pub fn update(&mut self, silent: bool, profile: &Profile, samples: &[LaneSample]) -> bool {
-        if !silent {
-            self.released = false;
-            return false;
-        }
         let full = |(lane, sample): (&bauxite_core::Lane, &LaneSample)| {
             !lane.drop_when_congested && sample.backlog_packets as f64 >= RELEASE_AT * lane.queue_limit as f64
         };
-        self.released |= profile.lanes.iter().zip(samples).skip(1).any(full);
-        !self.released
+        self.released = silent && (self.released || profile.lanes.iter().zip(samples).skip(1).any(full));
+        self.held = silent && !self.released;
+        self.held
+    }
+
+    /// What the last [`Self::update`] decided (false before the first).
+    pub fn held(&self) -> bool {
+        self.held
     }
 }
 
@@ -62,5 +66,6 @@ mod tests {
         assert!(!hold.update(true, &p, &samples([0, 0, 0])), "for the rest of the silence");
         assert!(!hold.update(false, &p, &samples([0, 0, 0])));
         assert!(hold.update(true, &p, &samples([0, 0, 0])), "the next silence holds again");
+        assert!(hold.held(), "and remembers it");
     }
 }

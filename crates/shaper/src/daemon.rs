@@ -529,7 +529,6 @@ impl<'a> ControlLoop<'a> {
                     one_way: OneWayDelays::default(),
                     silent: false,
                     hold: SilenceHold::default(),
-                    held: false,
                     switched_at: None,
                     clock_origin_ns: monotonic_ns(),
                 })
@@ -671,7 +670,7 @@ impl<'a> ControlLoop<'a> {
             auto.controller.on_own_queue(verdicts[0].queue_delay);
         }
         let new_link_rate = self.follow_link_rate(sent_bytes, never_dropped_bytes, read_ns, &samples);
-        let held = self.auto.as_ref().is_some_and(|auto| auto.held);
+        let held = self.auto.as_ref().is_some_and(|auto| auto.hold.held());
         if new_link_rate.is_some() || held != self.lanes_held {
             match (held, self.lanes_held) {
                 (true, false) => info!(
@@ -893,7 +892,7 @@ impl<'a> ControlLoop<'a> {
             _ => {}
         }
         auto.silent = if silent.is_none() { false } else { auto.silent || warn_silence };
-        auto.held = auto.hold.update(silent.is_some(), &self.profile, samples);
+        auto.hold.update(silent.is_some(), &self.profile, samples);
         new_rate
     }
 }
@@ -985,10 +984,9 @@ struct AutoRate {
     /// Whether the silence warning was said for the silence going on (the log says
     /// each change).
     silent: bool,
-    /// Whether the lanes but lane 0 are to be held, decided each poll…
+    /// Whether the lanes but lane 0 are to be held, decided each poll (HTB gets it in
+    /// `step`).
     hold: SilenceHold,
-    /// …and what it decided at the last one (HTB gets it in `step`).
-    held: bool,
     /// When the probes last moved to a standby (the controller's clock).
     switched_at: Option<Duration>,
     /// The controller's clock starts here (`CLOCK_MONOTONIC` ns), for polls and

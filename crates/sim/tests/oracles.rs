@@ -12,6 +12,7 @@ use bauxite_core::rng::SplitMix64;
 use bauxite_core::workload::WorkloadSpec;
 use bauxite_core::{BitRate, Profile};
 use bauxite_sim::robot::{CLAIRVOYANT_LOOKAHEAD, Phase, RateMode, RobotConfig, run_phase, simulate};
+use common::critical_excess;
 
 /// A cellular-like uplink of `seconds`: a new rate between 0.5 and 6 Mbit/s every
 /// 200 ms, and a one-second outage every ten seconds, as mahimahi text.
@@ -43,11 +44,10 @@ fn on_trace(trace: Arc<DeliveryTrace>, seconds: u64) -> RobotConfig {
 fn on_generated_links_the_clairvoyant_is_never_worse_than_auto_nor_the_never_dropped_than_either() {
     for seed in 1..=4 {
         let outcome = simulate(&on_trace(generated_trace(seed, 30), 30), 2, "generated");
-        let excess = |p: &bauxite_sim::robot::PhaseSummary| p.link.clone().expect("link figures").critical_excess_ms;
         let (auto, clairvoyant, alone) = (
-            excess(&outcome.summary.phases.protected),
-            excess(&outcome.summary.oracle.clairvoyant),
-            excess(&outcome.summary.oracle.never_dropped),
+            critical_excess(&outcome.summary.phases.protected),
+            critical_excess(&outcome.summary.oracle.clairvoyant),
+            critical_excess(&outcome.summary.oracle.never_dropped),
         );
         // Excess is counted in whole milliseconds of a trace's opportunities: 1 ms is
         // the figures' own resolution, not a margin for the controller.

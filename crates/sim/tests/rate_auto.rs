@@ -14,6 +14,7 @@ use bauxite_core::rng::SplitMix64;
 use bauxite_core::workload::WorkloadSpec;
 use bauxite_core::{BitRate, Profile};
 use bauxite_sim::robot::{RateMode, RobotConfig, simulate};
+use common::critical_excess;
 
 fn config(link: LinkConfig, timeline: Timeline, seconds: u64) -> RobotConfig {
     RobotConfig {
@@ -94,9 +95,11 @@ fn on_an_outage_heavy_drive_auto_keeps_the_p99_near_the_clairvoyants_and_loses_o
         let link = LinkConfig { rate: LinkRate::Trace(outage_heavy(seed, 60)), ..LinkConfig::default() };
         let outcome = simulate(&config(link, Timeline::default(), 60), 3, "outage-heavy");
         let s = &outcome.summary;
-        let excess = |p: &bauxite_sim::robot::PhaseSummary| p.link.clone().expect("link figures").critical_excess_ms;
-        let (auto, clairvoyant, standard) =
-            (excess(&s.phases.protected), excess(&s.oracle.clairvoyant), excess(&s.phases.standard));
+        let (auto, clairvoyant, standard) = (
+            critical_excess(&s.phases.protected),
+            critical_excess(&s.oracle.clairvoyant),
+            critical_excess(&s.phases.standard),
+        );
         // Issue 27 asks p95 within 25 ms of the clairvoyant's; on these drives it is
         // 10-46 ms over (README states the distance). This holds what is met.
         assert!(auto.p95 <= clairvoyant.p95 + 100.0, "seed {seed}: p95 {} against {}", auto.p95, clairvoyant.p95);
@@ -138,8 +141,7 @@ fn through_a_tunnel_s_outage_only_the_critical_lane_goes_and_nothing_is_lost() {
         let link = LinkConfig { rate: LinkRate::Trace(tunnels(seed, 60)), ..LinkConfig::default() };
         let outcome = simulate(&config(link, Timeline::default(), 60), 3, "tunnels");
         let s = &outcome.summary;
-        let excess = |p: &bauxite_sim::robot::PhaseSummary| p.link.clone().expect("link figures").critical_excess_ms;
-        let (auto, clairvoyant) = (excess(&s.phases.protected), excess(&s.oracle.clairvoyant));
+        let (auto, clairvoyant) = (critical_excess(&s.phases.protected), critical_excess(&s.oracle.clairvoyant));
         assert!(auto.p95 <= clairvoyant.p95 + 25.0, "seed {seed}: p95 {} against {}", auto.p95, clairvoyant.p95);
         let (lost, unavoidable) = (s.phases.protected.critical_loss_pct, s.oracle.never_dropped.critical_loss_pct);
         assert!(lost <= unavoidable, "seed {seed}: {lost} % lost, {unavoidable} % without any video");
@@ -156,8 +158,7 @@ fn over_a_geostationary_path_auto_neither_collapses_nor_overshoots() {
     let link = LinkConfig { delay: Duration::from_millis(300), ..constant(3.0, None) };
     let outcome = simulate(&config(link, Timeline::default(), 30), 2, "geostationary");
     let s = &outcome.summary;
-    let excess = |p: &bauxite_sim::robot::PhaseSummary| p.link.clone().expect("link figures").critical_excess_ms;
-    let (auto, standard) = (excess(&s.phases.protected), excess(&s.phases.standard));
+    let (auto, standard) = (critical_excess(&s.phases.protected), critical_excess(&s.phases.standard));
     // Measured: video 93 % of the clairvoyant's, excess p95 / p99 55 / 87 ms against
     // the standard stack's 251 / 265 (each upward probe's queue stands a round trip
     // before it is seen; the clairvoyant's 4 / 5 ms). Exact in simulated time; the

@@ -116,7 +116,6 @@ struct Shaper {
     /// The link rate last decided (on its way to HTB, or there).
     egress_rate: BitRate,
     /// Whether the lanes but lane 0 are held, as last decided (`rate: auto`'s silence).
-    held: bool,
     silence: SilenceHold,
     drop_probability: Vec<f64>,
     droppable: Vec<bool>,
@@ -629,13 +628,13 @@ impl<'a> World<'a> {
             self.send_probe();
         }
         let shaper = self.shaper.as_mut().expect("a shaped phase");
-        shaper.controller.hold(shaper.held);
+        shaper.controller.hold(shaper.silence.held());
         shaper.controller.observe(now, &samples);
         let verdicts = shaper.controller.verdicts();
         for (p, v) in shaper.drop_probability.iter_mut().zip(&verdicts) {
             *p = v.drop_probability;
         }
-        let mut held = shaper.held;
+        let was_held = shaper.silence.held();
         let new_rate = match &mut shaper.rate {
             RateSource::Fixed => None,
             // As the daemon does: the lanes' sent bytes, the answers, then the time.
@@ -660,7 +659,7 @@ impl<'a> World<'a> {
                     new_rate = answer.or(new_rate);
                 }
                 let new_rate = auto.on_tick(now).or(new_rate);
-                held = shaper.silence.update(auto.silent_for(now).is_some(), self.config.profile.profile(), &samples);
+                shaper.silence.update(auto.silent_for(now).is_some(), self.config.profile.profile(), &samples);
                 new_rate
             }
             RateSource::Clairvoyant(capacity) => {
@@ -669,9 +668,10 @@ impl<'a> World<'a> {
                 (shaper.egress_rate != rate).then_some(rate)
             }
         };
-        if new_rate.is_some() || held != shaper.held {
+        let held = shaper.silence.held();
+        if new_rate.is_some() || held != was_held {
             let rate = new_rate.unwrap_or(shaper.egress_rate);
-            (shaper.egress_rate, shaper.held) = (rate, held);
+            shaper.egress_rate = rate;
             self.pending_rate = Some((rate, held));
             self.schedule(self.now + duration_ns(TC_LATENCY), Ev::ApplyRate);
             next += duration_ns(TC_LATENCY);
@@ -748,7 +748,6 @@ fn new_shaper(config: &RobotConfig, phase: Phase, rng: &mut SplitMix64) -> (Shap
         controller: Controller::new(profile, shaped),
         rate,
         egress_rate: link_rate,
-        held: false,
         silence: SilenceHold::default(),
         drop_probability: vec![0.0; profile.lanes.len()],
         droppable: profile.lanes.iter().map(|l| l.drop_when_congested).collect(),

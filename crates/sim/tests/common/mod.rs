@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use bauxite_core::link::{DeliveryTrace, OPPORTUNITY_BYTES};
+use bauxite_sim::robot::PhaseSummary;
 
 /// A mahimahi trace of `seconds` whose capacity in each millisecond is
 /// `bps_at(ms)` bit/s (called once per millisecond, in order): the opportunities
@@ -21,6 +22,11 @@ pub fn trace_of_rates(seconds: u64, mut bps_at: impl FnMut(u64) -> f64) -> Arc<D
     lines.push(seconds * 1000);
     let text: String = lines.iter().map(|ms| format!("{ms}\n")).collect();
     Arc::new(DeliveryTrace::parse(&text).expect("a generated trace parses"))
+}
+
+/// A phase's critical excess over the link's floor (a phase on a varying link).
+pub fn critical_excess(p: &PhaseSummary) -> bauxite_core::figures::ExcessMs {
+    p.link.clone().expect("link figures").critical_excess_ms
 }
 
 /// Checks `csv` against `tests/snapshots/{name}_classes.csv` byte for byte, naming
