@@ -4,10 +4,11 @@ directory, and prints `rate: auto` against the references, issue 27's way:
 excess p95/p99 over the clairvoyant's, video as a share of the clairvoyant's, critical
 loss beside the never-dropped run's, and on the steps the seed demo's targets.
 
-Usage: [PROFILE=FILE] [DIRECTION=down] score.py BAUXITE TRACEDIR OUTDIR [SEEDS] [DURATION_S]
+Usage: [PROFILE=FILE] [DIRECTION=down] [VIDEO_RATE=RATE] score.py BAUXITE TRACEDIR OUTDIR [SEEDS] [DURATION_S]
 
 DIRECTION=down scores the downlink (`sim robot --direction down`: the shaper at the
-robot's ingress, after the link's FIFO).
+robot's ingress, after the link's FIFO). VIDEO_RATE=50mbit makes the video an upload
+that takes all it is given (`sim robot --video-rate`), as iperf3 does.
 """
 import json
 import os
@@ -25,6 +26,7 @@ def run(name, link, extra, n=None):
     d = os.path.join(out, name)
     profile = ["--profile", os.environ["PROFILE"]] if os.environ.get("PROFILE") else []
     profile += ["--direction", os.environ["DIRECTION"]] if os.environ.get("DIRECTION") else []
+    profile += ["--video-rate", os.environ["VIDEO_RATE"]] if os.environ.get("VIDEO_RATE") else []
     subprocess.run([bauxite, "sim", "robot", "--link", link, "--seeds", n or seeds, "--out", d] + profile + extra,
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     with open(os.path.join(d, "summary.json")) as f:

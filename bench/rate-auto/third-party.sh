@@ -22,7 +22,8 @@
 # The first 5 s of each run are not counted (TCP's slow start, the controllers finding
 # the link).
 #
-# Needs root, iperf3 and irtt (and fping for `cake`): Debian's packages.
+# Needs root, iperf3 and irtt (and fping for `cake`): Debian's packages, which
+# scripts/install-deps installs.
 #
 # MODES="auto cake" runs only those.
 #

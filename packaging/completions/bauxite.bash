@@ -1637,7 +1637,7 @@ _bauxite() {
             return 0
             ;;
         bauxite__subcmd__sim__subcmd__robot)
-            opts="-h --profile --link --timeline --sweep --rate --direction --duration --seeds --seed --out --help"
+            opts="-h --profile --link --timeline --sweep --rate --direction --duration --video-rate --seeds --seed --out --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1668,6 +1668,10 @@ _bauxite() {
                     return 0
                     ;;
                 --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --video-rate)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -70,6 +70,11 @@ pub struct RobotArgs {
     /// Simulated seconds per phase (at most a day).
     #[arg(long, allow_negative_numbers = true, default_value_t = 20.0)]
     duration: f64,
+    /// The video encoder's mean bit rate (the seed's stream: 3.5mbit). Far above the
+    /// link (e.g. 100mbit) the video is an upload that takes all it is given, as an
+    /// iperf3 or a file transfer does: what the shaper leaves unused shows in full.
+    #[arg(long, value_name = "RATE")]
+    video_rate: Option<String>,
     /// Seeds to run (1 to 1000); figures pool them.
     #[arg(long, allow_negative_numbers = true, default_value_t = 1)]
     seeds: u32,
@@ -560,9 +565,13 @@ fn robot(args: &RobotArgs) -> Result<()> {
         (parsed.into_iter().map(|(link, _)| link).collect(), reverse_delay)
     };
     let (label, link, timeline) = links[0].clone();
+    let mut workload = bauxite_core::workload::WorkloadSpec::default();
+    if let Some(text) = &args.video_rate {
+        workload.video.bitrate_bps = video_rate(text)?;
+    }
     let config = RobotConfig {
         profile,
-        workload: bauxite_core::workload::WorkloadSpec::default(),
+        workload,
         link,
         timeline,
         reverse_delay,
@@ -607,6 +616,15 @@ fn robot(args: &RobotArgs) -> Result<()> {
     );
     eprintln!("bauxite sim robot: results in {}", args.out.display());
     Ok(())
+}
+
+/// `--video-rate`: a bit rate from 64 kbit/s to 10 Gbit/s.
+fn video_rate(text: &str) -> Result<f64, SimError> {
+    let rate = text.parse::<bauxite_core::BitRate>().map_err(|e| SimError::invalid("video-rate", e.to_string()))?;
+    if !(64_000..=10_000_000_000).contains(&rate.bps()) {
+        return Err(SimError::invalid("video-rate", format!("{rate} is not between 64kbit and 10gbit")));
+    }
+    Ok(rate.bps() as f64)
 }
 
 /// The seed's step drop: 50 Mbit/s, then 1.5 Mbit/s from 5 s, behind a 100 KB buffer.

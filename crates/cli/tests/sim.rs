@@ -188,6 +188,8 @@ fn sim_robot_refuses_a_bad_link_rate_or_sweep_before_writing_anything() {
         (&["--sweep", "auto_rate.nope=1,2"][..], "--sweep: auto_rate.nope=1: no such key"),
         (&["--link", "rate=1mbit", "--link", "rate=2mbit"][..], "several links need --sweep"),
         (&["--seeds", "0"][..], "--seeds"),
+        (&["--video-rate", "lots"][..], "--video-rate"),
+        (&["--video-rate", "20gbit"][..], "--video-rate: 20gbit is not between 64kbit and 10gbit"),
     ] {
         let mut all = vec!["sim", "robot"];
         all.extend_from_slice(args);
@@ -197,6 +199,27 @@ fn sim_robot_refuses_a_bad_link_rate_or_sweep_before_writing_anything() {
         assert!(!run.status.success() && stderr.contains(says), "{args:?}: {stderr}");
         assert!(!out.exists(), "{args:?}: nothing written");
     }
+}
+
+/// `--video-rate` sets the encoder's rate: under a 2 Mbit/s link the video sends what it
+/// has, far above it the video takes what the standard stack's TCP gets of the link.
+#[test]
+fn sim_robot_video_rate_sets_what_the_encoder_offers() {
+    let out = out_dir("robot-video-rate");
+    let _ = std::fs::remove_dir_all(&out);
+    let video = |rate: &str| {
+        let results = out.join(rate);
+        let args = ["sim", "robot", "--link", "rate=2mbit", "--rate", "1.5mbit", "--duration", "8"];
+        let run = bauxite(&[&args[..], &["--video-rate", rate, "--out", results.to_str().unwrap()]].concat());
+        assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+        let summary: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(results.join("summary.json")).unwrap()).unwrap();
+        summary["phases"]["standard"]["bulk_throughput_mbps"].as_f64().unwrap()
+    };
+    let (slow, elastic) = (video("1mbit"), video("100mbit"));
+    assert!((0.8..=1.1).contains(&slow), "a 1 Mbit/s encoder sent {slow} Mbit/s");
+    assert!(elastic >= 1.4 * slow, "a 100 Mbit/s encoder behind a 2 Mbit/s link sent {elastic} Mbit/s ({slow} at 1)");
+    std::fs::remove_dir_all(&out).ok();
 }
 
 #[test]
