@@ -15,13 +15,18 @@
 //!   milliseconds, before its answers arrive;
 //! - **the link's capacity**, measured while the FIFO is busy: the bytes sent
 //!   between two probes leave the FIFO between the two answers, so their spacing
-//!   is the link's own rate (packet-train dispersion), whatever rate they went in at.
+//!   is the link's own rate (packet-train dispersion), whatever rate they went in at;
+//!   where the FIFO may have emptied between them, their spacing bounds the link's
+//!   rate from below (what an upward probe that doubled past the link carried).
 //!
 //! The law: while a queue stands, the droppable lanes stop (`min_rate`) until a
 //! train of busy answers measures the link, then the queue drains at
 //! `capacity × min(1 − queue / drain_time, ½)`; when it is gone the rate resumes at
 //! the measured capacity (or, after a queue too brief to measure, at the rate
-//! before it). After `probe_hold` without a queue (half of it after a queue the link
+//! before it; on a quiet link, after one an upward probe built past its knee, at what
+//! the link carried meanwhile). A
+//! queue no answer shows (answers overdue: an outage) stops them whatever built it.
+//! After `probe_hold` without a queue (half of it after a queue the link
 //! made on a radio, whose capacity moves within hundreds of milliseconds) it probes
 //! upwards: a knee 20 % over the last rate known good for `ramp_time` (a queue shows
 //! within tens of milliseconds if the link is still there, and any token bucket on
