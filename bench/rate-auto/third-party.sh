@@ -18,7 +18,8 @@
 # The link: by default a steady 1.5 Mbit/s kernel TBF with a 100 KB FIFO and a 5-frame
 # bucket (the demo's bottleneck); LINK=SPEC puts `bauxite link --up SPEC --between` in
 # its place (e.g. LINK=trace=FILE.up,queue=100kb), a trace's rates read by `bauxite link
-# trace-stats` for cake-autorate's min (p5 of the 1 s rates), base (p50) and max (p95).
+# trace-stats` for cake-autorate's min (p5 of the 1 s rates), base (p50) and max (p95);
+# a constant rate= link's rate is its base, and twice it its max.
 # The first 5 s of each run are not counted (TCP's slow start, the controllers finding
 # the link).
 #
@@ -84,7 +85,7 @@ m = re.search(r"rate=([0-9.]+)(k|m)bit", sys.argv[1])
 print(round(float(m.group(1)) * (1000 if m.group(2) == "m" else 1)))
 PY
 )
-    cake_kbit="300 $rate_kbit $rate_kbit"
+    cake_kbit="300 $rate_kbit $((2 * rate_kbit))"   # as for the TBF: up to twice the link
   fi
 fi
 [ -n "$cake_dir" ] && modes="$modes cake"
