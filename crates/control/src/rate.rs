@@ -26,8 +26,8 @@
 //! before it; on a quiet link, after one an upward probe built past its knee, at what
 //! the link carried meanwhile). A queue no answer shows (answers overdue: an outage)
 //! stops them whatever built it. After `probe_hold` without a queue (half of it after
-//! a queue the link
-//! made on a radio, whose capacity moves within hundreds of milliseconds) it probes
+//! a queue the link made on a radio, whose capacity moves within hundreds of
+//! milliseconds) it probes
 //! upwards: a knee 20 % over the last rate known good for `ramp_time` (a queue shows
 //! within tens of milliseconds if the link is still there, and any token bucket on
 //! the way is emptied; a quarter of it on a radio), then doubling
