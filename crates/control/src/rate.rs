@@ -766,20 +766,13 @@ impl RateController {
         if now < ramp.since + self.knee_time(ramp) {
             return None;
         }
-        let last_poll = self.sent.back()?.0;
-        let mut answers = self.answers.iter().rev().skip_while(|a| self.counted(a) > last_poll);
+        let mut answers = self.counted_answers()?;
         // The answers must show the queue the doubling built: an outage that begins
         // during a ramp shows as answers overdue, and what the link carried before it
         // says nothing of the link after (drained from it, a tunnel's FIFO overflowed).
         let last = *answers.next().filter(|a| a.queue > self.policy.delay_threshold / 4)?;
         let first = answers.take_while(|a| a.sent + CARRIED_SPAN >= last.sent).last()?;
-        let span = last.received.checked_sub(first.received)?;
-        if span < CARRIED_SPAN / 2 {
-            return None;
-        }
-        let bytes = self.sent_bytes_at(self.counted(&last))?.checked_sub(self.sent_bytes_at(self.counted(first))?)?;
-        let carried = BitRate::from_bps((bytes as f64 * 8.0 / span.as_secs_f64()) as u64);
-        (carried > ramp.from).then_some(carried)
+        self.dispersion(first, &last, CARRIED_SPAN / 2).filter(|carried| *carried > ramp.from)
     }
 
     /// An upward probe on a quiet link found it where it was, and its queue is gone:
@@ -856,13 +849,11 @@ impl RateController {
     /// (after an outage the backlog drains in a moment while the video is held at
     /// `min_rate`: such a train "measured" 0.24 Mbit/s on a 5 Mbit/s link).
     fn measured_capacity(&self) -> Option<BitRate> {
-        let last_poll = self.sent.back()?.0;
         let newest = self.answers.back()?.sent;
         // The newest answer must have met a queue, not merely the packet in
         // transmission or the next opportunity.
         let busy = self.policy.delay_threshold + (self.one_packet() / 2).max(self.noise);
-        // The bytes sent after the last poll are not counted yet.
-        let mut answers = self.answers.iter().rev().skip_while(|a| self.counted(a) > last_poll);
+        let mut answers = self.counted_answers()?;
         let last = *answers.next().filter(|a| a.queue > busy)?;
         let mut first = last;
         for a in answers {
@@ -872,11 +863,25 @@ impl RateController {
             }
             first = *a;
         }
+        self.dispersion(&first, &last, CAPACITY_SPAN)
+    }
+
+    /// The answers newest first, from the newest whose bytes the last poll counted (the
+    /// bytes sent after it are not counted yet).
+    fn counted_answers(&self) -> Option<impl Iterator<Item = &Answer>> {
+        let last_poll = self.sent.back()?.0;
+        Some(self.answers.iter().rev().skip_while(move |a| self.counted(a) > last_poll))
+    }
+
+    /// The bytes sent between `first` and `last` over the span between their answers:
+    /// the link's rate where the FIFO never emptied between them, at most it otherwise.
+    /// `None` over less than `min_span` (the answers' own jitter would weigh too much).
+    fn dispersion(&self, first: &Answer, last: &Answer, min_span: Duration) -> Option<BitRate> {
         let span = last.received.checked_sub(first.received)?;
-        if span < CAPACITY_SPAN {
+        if span < min_span {
             return None;
         }
-        let bytes = self.sent_bytes_at(self.counted(&last))?.checked_sub(self.sent_bytes_at(self.counted(&first))?)?;
+        let bytes = self.sent_bytes_at(self.counted(last))?.checked_sub(self.sent_bytes_at(self.counted(first))?)?;
         Some(BitRate::from_bps((bytes as f64 * 8.0 / span.as_secs_f64()) as u64))
     }
 

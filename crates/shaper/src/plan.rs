@@ -43,9 +43,9 @@ pub fn after_link_limit(rate: BitRate) -> u32 {
 /// The HTB tree for `profile` at `rate` on `iface`: lane `i` guaranteed its share
 /// and allowed to borrow up to `rate` (`Profile::lane_class`; while `held`, only
 /// lane 0 borrows), served in lane order when borrowing; the droppable lanes and the
-/// link class paced packet by packet at low rates (`Profile::lane_burst_bytes`). After the link the droppable
-/// lanes' queues are bounded in time too ([`after_link_limit`]), so they follow the
-/// rate: a tree's lines re-set them ([`HtbTree::reload_lines`]).
+/// link class paced packet by packet at low rates (`Profile::lane_burst_bytes`). After
+/// the link the droppable lanes' queues are bounded in time too ([`after_link_limit`]),
+/// so they follow the rate: a tree's lines re-set them ([`HtbTree::reload_lines`]).
 pub fn htb_tree(profile: &Profile, iface: &str, rate: BitRate, held: bool, placement: Placement) -> HtbTree {
     let leaves = profile
         .lanes

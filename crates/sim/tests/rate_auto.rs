@@ -133,7 +133,7 @@ fn tunnels(seed: u64, seconds: u64) -> Arc<DeliveryTrace> {
 /// Through a 5 s outage every critical message waits behind what entered the
 /// modem's FIFO before it. Held in the robot while the link is silent, telemetry and
 /// the video no longer go there: the critical excess p95 stays within 25 ms of the
-/// clairvoyant's (8-25 ms over on these roads; without the hold, seed 21 was 30 ms
+/// clairvoyant's (3-14 ms over on these roads; without the hold, seed 21 was 30 ms
 /// over and lost 0.68 % of its critical messages where the FIFO overflowed).
 #[test]
 fn through_a_tunnel_s_outage_only_the_critical_lane_goes_and_nothing_is_lost() {

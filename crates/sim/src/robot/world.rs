@@ -115,7 +115,8 @@ struct Shaper {
     rate: RateSource,
     /// The link rate last decided (on its way to HTB, or there).
     egress_rate: BitRate,
-    /// Whether the lanes but lane 0 are held, as last decided (`rate: auto`'s silence).
+    /// When the lanes but lane 0 are held (`rate: auto`'s silence), and what the last
+    /// poll decided.
     silence: SilenceHold,
     drop_probability: Vec<f64>,
     droppable: Vec<bool>,
