@@ -173,6 +173,20 @@ fn sim_robot_writes_the_demos_figures_for_a_generated_trace() {
     {
         assert!(results.join(file).metadata().is_ok_and(|m| m.len() > 0), "{file} written");
     }
+    // Each 100 ms bin names what `rate: auto`'s law was doing: a 2 Mbit/s link under a
+    // base rate of 10 is a drop at the start, drained once measured; then the link's
+    // rate is held, and probed upwards now and then.
+    let csv = std::fs::read_to_string(results.join("timeseries.csv")).unwrap();
+    let mut lines = csv.lines();
+    assert!(lines.next().unwrap().ends_with(",auto_phase"), "{csv}");
+    let phases: Vec<&str> = lines.map(|line| line.rsplit(',').next().unwrap()).collect();
+    assert_eq!(phases.len(), 60, "one row per bin");
+    let known = ["silent", "stopped", "draining", "repaying", "knee", "doubling", "holding", "resting"];
+    assert!(phases.iter().all(|p| known.contains(p)), "{phases:?}");
+    assert!(
+        phases[..10].contains(&"draining") && phases.contains(&"holding") && phases.contains(&"knee"),
+        "{phases:?}"
+    );
     std::fs::remove_dir_all(&out).ok();
 }
 

@@ -16,5 +16,5 @@ pub mod silence;
 
 pub use congestion::{Controller, LaneSample, LaneVerdict, Transition};
 pub use one_way::{OneWayDelays, WayQueues};
-pub use rate::{CountedAt, FIRST_ANSWER, RateController, SILENCE};
+pub use rate::{CountedAt, FIRST_ANSWER, RateController, RatePhase, SILENCE};
 pub use silence::SilenceHold;

@@ -167,6 +167,9 @@ struct Episode {
     ramp: Option<Ramp>,
     /// The link's rate, if a train of busy answers measured it.
     measured: Option<BitRate>,
+    /// The capacity the queue is drained from, if one is known (else the droppable
+    /// lanes are stopped: see [`RatePhase::Stopped`]).
+    drained_from: Option<BitRate>,
     /// What the link was seen to carry while the upward probe that built this queue
     /// doubled past its knee (see [`RateController::carried`]), if more than where it
     /// started: at least the link's rate, where the queue is drained from and resumes.
@@ -195,6 +198,47 @@ struct Ramp {
     from: BitRate,
     /// Whether it starts with the knee (a link that grew faster is doubled at once).
     knee: bool,
+}
+
+/// What [`RateController`] is doing with the rate: the law's states, named for
+/// diagnostics (`sim robot`'s `timeseries.csv`, whose bins tell where a link's
+/// capacity went unused: a stop at each of a radio's gaps, a hold while it grew).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RatePhase {
+    /// No answer for [`SILENCE`]: the droppable lanes fall back to `min_rate`.
+    Silent,
+    /// A queue stands and no capacity is known yet: the droppable lanes are stopped
+    /// (`min_rate`) until a train of answers measures the link.
+    Stopped,
+    /// A queue stands and is drained from a known capacity.
+    Draining,
+    /// What an upward probe borrowed from a token bucket is being given back.
+    Repaying,
+    /// An upward probe's first step, [`KNEE`] over the last rate known good.
+    Knee,
+    /// An upward probe doubling the rate until a queue shows.
+    Doubling,
+    /// The last rate known good, held until the next upward probe is due.
+    Holding,
+    /// Nothing to probe: the rate is at its ceiling (`base_rate` while the lanes do
+    /// not fill it, `max_rate` while they do).
+    Resting,
+}
+
+impl RatePhase {
+    /// The phase's name, as `timeseries.csv` writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Silent => "silent",
+            Self::Stopped => "stopped",
+            Self::Draining => "draining",
+            Self::Repaying => "repaying",
+            Self::Knee => "knee",
+            Self::Doubling => "doubling",
+            Self::Holding => "holding",
+            Self::Resting => "resting",
+        }
+    }
 }
 
 /// One answered probe, timed on this controller's way of the round trip.
@@ -426,6 +470,25 @@ impl RateController {
         self.rate
     }
 
+    /// What the law is doing at `now` (see [`RatePhase`]), as of the last answer or tick.
+    pub fn phase(&self, now: Duration) -> RatePhase {
+        if self.silent_for(now).is_some() {
+            return RatePhase::Silent;
+        }
+        if let Some(episode) = self.episode {
+            return if episode.drained_from.is_some() { RatePhase::Draining } else { RatePhase::Stopped };
+        }
+        if self.repay.is_some() {
+            return RatePhase::Repaying;
+        }
+        match self.ramp {
+            Some(ramp) if now < ramp.since + self.knee_time(ramp) => RatePhase::Knee,
+            Some(_) => RatePhase::Doubling,
+            None if now < self.hold_until => RatePhase::Holding,
+            None => RatePhase::Resting,
+        }
+    }
+
     /// The baseline (unloaded) RTT, once known.
     pub fn baseline(&self) -> Option<Duration> {
         self.baseline
@@ -635,7 +698,14 @@ impl RateController {
             _ => None,
         };
         let silent = self.silent_for(now).is_some();
-        let episode = self.episode.get_or_insert(Episode { before, ramp, measured: None, carried, hold_before });
+        let episode = self.episode.get_or_insert(Episode {
+            before,
+            ramp,
+            measured: None,
+            drained_from: None,
+            carried,
+            hold_before,
+        });
         episode.measured = measured.or(episode.measured);
         if silent {
             // The link may be out: what it carried before says nothing of it after.
@@ -656,6 +726,7 @@ impl RateController {
         let seen = self.answers.back().is_some_and(|a| a.queue >= queue / 2);
         let probed = if seen { episode.carried.or(episode.ramp.map(|r| r.from)) } else { None };
         let known = episode.measured.or(probed);
+        episode.drained_from = known;
         let Some(capacity) = known else { return self.set(self.policy.min_rate) };
         let drain = (1.0 - queue.as_secs_f64() / self.policy.drain_time.as_secs_f64()).clamp(0.0, DRAIN_AT_MOST);
         self.set(capacity.scaled(drain))
@@ -1525,11 +1596,12 @@ mod tests {
     }
 
     /// What a closed loop did: per probe (send ms, delay in the FIFO ms, the wait it
-    /// would have had alone ms), and per ms (the controller's rate, bytes sent).
+    /// would have had alone ms), and per ms (the controller's rate, bytes sent, its phase).
     struct Run {
         probes: Vec<(f64, f64, f64)>,
         rate: Vec<f64>,
         sent: Vec<f64>,
+        phases: Vec<RatePhase>,
     }
 
     impl Loop {
@@ -1551,7 +1623,7 @@ mod tests {
             // Probes in the FIFO: (send ms, the served byte count that lets them out).
             let mut in_fifo: VecDeque<(u64, f64)> = VecDeque::new();
             let mut answers: VecDeque<(u64, u64)> = VecDeque::new();
-            let mut run = Run { probes: Vec::new(), rate: Vec::new(), sent: Vec::new() };
+            let mut run = Run { probes: Vec::new(), rate: Vec::new(), sent: Vec::new(), phases: Vec::new() };
             for ms in 0..n as u64 {
                 let now = at(ms);
                 let rate = self.c.rate().bps() as f64;
@@ -1588,6 +1660,7 @@ mod tests {
                 }
                 run.rate.push(self.c.rate().bps() as f64);
                 run.sent.push(send);
+                run.phases.push(self.c.phase(now));
             }
             run
         }
@@ -1643,6 +1716,36 @@ mod tests {
         // Steady state: what went in from 6 s on is at least 90 % of the link.
         let carried: f64 = run.sent[6_000..].iter().sum::<f64>() * 8.0 / 14.0;
         assert!(carried >= 0.9 * 1.5e6, "{carried} bit/s into a 1.5 Mbit/s link");
+    }
+
+    /// The phases name what the law does at a step drop: at its ceiling before it, the
+    /// droppable lanes stopped at `min_rate` until a train measures the link, the queue drained from that capacity,
+    /// the measured rate held, then an upward probe's knee 20 % over it.
+    #[test]
+    fn the_phases_name_what_the_law_does_at_a_step_drop() {
+        // An upload that takes all the rate allows (as the video's TCP does, whose window
+        // keeps the FIFO busy after the drop): a queue that lasts until a train measures it.
+        let run = Loop::new(constant(&[(0, 50e6), (5_000, 1.5e6)], 8_000), 50e6).run();
+        let mut seen: Vec<(usize, RatePhase)> = Vec::new();
+        for (ms, phase) in run.phases.iter().enumerate().skip(5_000) {
+            if seen.last().is_none_or(|(_, last)| last != phase) {
+                seen.push((ms, *phase));
+            }
+        }
+        let order: Vec<RatePhase> = seen.iter().map(|(_, p)| *p).take(5).collect();
+        use RatePhase::*;
+        // Before the drop the upload (50 Mbit/s, the link's) does not fill the rate, which
+        // rests where it is: nothing to probe for.
+        assert_eq!(order, [Resting, Stopped, Draining, Holding, Knee], "{seen:?}");
+        let rate_in = |phase: RatePhase| -> Vec<f64> {
+            (5_000..run.phases.len()).filter(|&ms| run.phases[ms] == phase).map(|ms| run.rate[ms]).collect()
+        };
+        let min = policy().min_rate.bps() as f64;
+        assert!(rate_in(Stopped).iter().all(|&r| r == min), "stopped: the droppable lanes at min_rate");
+        assert!(rate_in(Draining).iter().all(|&r| r < 1.5e6), "draining: under the measured link");
+        let held = rate_in(Holding);
+        assert!(held.iter().all(|&r| r == held[0]) && (held[0] - 1.5e6).abs() < 0.05 * 1.5e6, "held at the link");
+        assert!(rate_in(Knee).iter().all(|&r| (r - 1.2 * held[0]).abs() < 1.0), "the knee: 20 % over the rate held");
     }
 
     /// The same step, on a downlink: the controller hears of the bytes as they leave the

@@ -81,6 +81,9 @@ pub struct PhaseTrace {
     pub lost_messages: u64,
     /// The shaper's link rate estimate: (ns, bit/s) at each change (empty for the standard stack).
     pub link_rate: Vec<(u64, u64)>,
+    /// What `rate: auto`'s law was doing: (ns, the phase's name) at each change (empty
+    /// unless the rate is `auto` and the driver can see the law, as `sim robot` does).
+    pub rate_phase: Vec<(u64, &'static str)>,
     /// Video bytes (on the wire) delivered per [`BIN_NS`] bin.
     pub video_bytes: Vec<u64>,
     /// Other bytes (messages, probes) delivered per bin.

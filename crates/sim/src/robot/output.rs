@@ -101,11 +101,11 @@ phase shaped to the link's own capacity over the next base RTT plus {} ms: the b
     out
 }
 
-/// Per 100 ms bin of the first seed: capacity, the shaper's link rate and what each
-/// phase delivered.
+/// Per 100 ms bin of the first seed: capacity, the shaper's link rate, what each
+/// phase delivered, and with `rate: auto` what its law was doing for most of the bin.
 pub fn timeseries_csv(run: &SeedRun, link: &LinkFacts) -> String {
     let mut out = String::from(
-        "t_s,capacity_mbps,shaper_link_rate_mbps,standard_delivered_mbps,protected_delivered_mbps,protected_video_mbps\n",
+        "t_s,capacity_mbps,shaper_link_rate_mbps,standard_delivered_mbps,protected_delivered_mbps,protected_video_mbps,auto_phase\n",
     );
     let mbps = |bytes: f64| bytes * 8.0 / (BIN_NS as f64 / 1e9) / 1e6;
     let delivered = |t: &PhaseTrace, b: usize| {
@@ -116,13 +116,32 @@ pub fn timeseries_csv(run: &SeedRun, link: &LinkFacts) -> String {
         let rate = rate_at(&run.protected.link_rate, t_ns).map_or(String::new(), |r| format!("{:.4}", r / 1e6));
         let _ = writeln!(
             out,
-            "{:.1},{},{rate},{:.4},{:.4},{:.4}",
+            "{:.1},{},{rate},{:.4},{:.4},{:.4},{}",
             t_ns as f64 / 1e9,
             if capacity.is_finite() { format!("{:.4}", mbps(*capacity)) } else { String::new() },
             mbps(delivered(&run.standard, b)),
             mbps(delivered(&run.protected, b)),
             mbps(run.protected.video_bytes.get(b).copied().unwrap_or(0) as f64),
+            longest_phase(&run.protected.rate_phase, t_ns, t_ns + BIN_NS).unwrap_or(""),
         );
     }
     out
+}
+
+/// The phase in force for the longest part of `[from, to)`, of a list of (ns, phase)
+/// changes in time order; `None` before the first.
+fn longest_phase(changes: &[(u64, &'static str)], from: u64, to: u64) -> Option<&'static str> {
+    let mut spans: Vec<(&'static str, u64)> = Vec::new();
+    for (i, &(at, phase)) in changes.iter().enumerate() {
+        let until = changes.get(i + 1).map_or(u64::MAX, |next| next.0);
+        let span = until.min(to).saturating_sub(at.max(from));
+        if span == 0 {
+            continue;
+        }
+        match spans.iter_mut().find(|(p, _)| *p == phase) {
+            Some((_, total)) => *total += span,
+            None => spans.push((phase, span)),
+        }
+    }
+    spans.into_iter().max_by_key(|(_, span)| *span).map(|(phase, _)| phase)
 }

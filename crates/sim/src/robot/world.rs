@@ -660,6 +660,10 @@ impl<'a> World<'a> {
                     new_rate = answer.or(new_rate);
                 }
                 let new_rate = auto.on_tick(now).or(new_rate);
+                let phase = auto.phase(now).name();
+                if self.trace.rate_phase.last().is_none_or(|(_, last)| *last != phase) {
+                    self.trace.rate_phase.push((self.now, phase));
+                }
                 shaper.silence.update(auto.silent_for(now).is_some(), self.config.profile.profile(), &samples);
                 new_rate
             }
