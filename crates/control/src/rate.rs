@@ -220,8 +220,8 @@ pub enum RatePhase {
     Doubling,
     /// The last rate known good, held until the next upward probe is due.
     Holding,
-    /// Nothing to probe: the rate is at its ceiling (`base_rate` while the lanes do
-    /// not fill it, `max_rate` while they do).
+    /// Nothing to probe for: the lanes do not fill a rate at or above `base_rate`, or
+    /// the rate is `max_rate`.
     Resting,
 }
 
