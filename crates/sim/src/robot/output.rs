@@ -131,8 +131,11 @@ pub fn timeseries_csv(run: &SeedRun, link: &LinkFacts) -> String {
 /// The phase in force for the longest part of `[from, to)`, of a list of (ns, phase)
 /// changes in time order; `None` before the first.
 fn longest_phase(changes: &[(u64, &'static str)], from: u64, to: u64) -> Option<&'static str> {
+    // From the change in force at `from` (the last at or before it) to the last before `to`.
+    let first = changes.partition_point(|(at, _)| *at <= from).saturating_sub(1);
+    let last = changes.partition_point(|(at, _)| *at < to);
     let mut spans: Vec<(&'static str, u64)> = Vec::new();
-    for (i, &(at, phase)) in changes.iter().enumerate() {
+    for (i, &(at, phase)) in changes.iter().enumerate().take(last).skip(first) {
         let until = changes.get(i + 1).map_or(u64::MAX, |next| next.0);
         let span = until.min(to).saturating_sub(at.max(from));
         if span == 0 {
@@ -144,4 +147,19 @@ fn longest_phase(changes: &[(u64, &'static str)], from: u64, to: u64) -> Option<
         }
     }
     spans.into_iter().max_by_key(|(_, span)| *span).map(|(phase, _)| phase)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::longest_phase;
+
+    #[test]
+    fn a_bin_is_named_by_the_phase_in_force_for_most_of_it() {
+        let changes = [(0, "holding"), (30, "knee"), (50, "holding"), (200, "draining")];
+        assert_eq!(longest_phase(&changes, 0, 100), Some("holding"), "80 of 100 ns, in two spans");
+        assert_eq!(longest_phase(&changes, 20, 60), Some("knee"), "20 of 40 ns against 10 + 10");
+        assert_eq!(longest_phase(&changes, 100, 200), Some("holding"), "in force from before the bin");
+        assert_eq!(longest_phase(&changes, 150, 260), Some("draining"), "the last change lasts");
+        assert_eq!(longest_phase(&[(150, "knee")], 0, 100), None, "nothing before the first change");
+    }
 }
