@@ -1718,9 +1718,10 @@ mod tests {
         assert!(carried >= 0.9 * 1.5e6, "{carried} bit/s into a 1.5 Mbit/s link");
     }
 
-    /// The phases name what the law does at a step drop: at its ceiling before it, the
-    /// droppable lanes stopped at `min_rate` until a train measures the link, the queue drained from that capacity,
-    /// the measured rate held, then an upward probe's knee 20 % over it.
+    /// The phases name what the law does at a step drop: resting before it, the
+    /// droppable lanes stopped at `min_rate` until a train measures the link, the queue
+    /// drained from that capacity, the measured rate held, then an upward probe's knee
+    /// 20 % over it.
     #[test]
     fn the_phases_name_what_the_law_does_at_a_step_drop() {
         // An upload that takes all the rate allows (as the video's TCP does, whose window
