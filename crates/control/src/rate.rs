@@ -42,11 +42,11 @@
 //! at the first sign of a queue, and what it sent beyond the rate it started from is
 //! given back at half that rate before it resumes (what it took from a token bucket,
 //! which critical messages would otherwise wait a packet's tokens for); there one
-//! overdue answer is a queue. No answer for
-//! [`SILENCE`] is a queue of unknown depth: the droppable lanes fall back to
-//! `min_rate`. Held on a slow quiet link where an upward probe found it, the probes
-//! thin out to one in [`THINNED`]: there they are a few percent of the rate. cake-autorate cuts by a fixed factor on delay and climbs a few percent
-//! per 200 ms; measuring the capacity lets one step land at the link.
+//! overdue answer is a queue. No answer for [`SILENCE`] is a queue of unknown depth:
+//! the droppable lanes fall back to `min_rate`. Held on a slow quiet link where an
+//! upward probe found it, the probes thin out to one in four: there they are a few
+//! percent of the rate. cake-autorate cuts by a fixed factor on delay and climbs a few
+//! percent per 200 ms; measuring the capacity lets one step land at the link.
 
 use std::collections::VecDeque;
 use std::time::Duration;
