@@ -224,7 +224,7 @@ pub enum RatePhase {
     Draining,
     /// What an upward probe borrowed from a token bucket is being given back.
     Repaying,
-    /// An upward probe's first step, [`KNEE`] over the last rate known good.
+    /// An upward probe's first step, 20 % over the last rate known good (`KNEE`).
     Knee,
     /// An upward probe doubling the rate until a queue shows.
     Doubling,
