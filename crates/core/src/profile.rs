@@ -293,8 +293,9 @@ pub struct AutoRatePolicy {
     /// Never shape above this.
     #[schemars(extend("x-range" = "64kbit to 100gbit"))]
     pub max_rate: BitRate,
-    /// How often a probe is sent. Each is a 44-byte packet in the critical lane
-    /// (35 kbit/s at 10 ms); a queue is seen a few probes after it starts.
+    /// How often a probe is sent. Each is 70 bytes on the wire in the critical lane
+    /// (56 kbit/s at 10 ms; a quarter of that while held on a slow quiet link); a queue
+    /// is seen a few probes after it starts.
     #[serde(with = "duration_text")]
     #[schemars(with = "crate::units::DurationText")]
     #[schemars(extend("x-range" = "1ms to 1s"))]
