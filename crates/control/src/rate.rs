@@ -51,6 +51,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
+use bauxite_core::wire::probe;
 use bauxite_core::{AutoRatePolicy, BitRate};
 
 /// Answers whose least delay is the standing queue.
@@ -83,9 +84,9 @@ const THIN_QUEUE: Duration = Duration::from_millis(50);
 /// …to one every this many probe intervals. So do they on a quiet link held where an
 /// upward probe found it (see [`RateController::probes_cost_the_video`]).
 const THINNED: u32 = 4;
-/// A probe on the wire as the shaper sends it (a 20 B header and the reflector's 8 B
-/// receive time, UDP/IP, Ethernet): what HTB counts against the rate.
-const PROBE_WIRE_BYTES: u64 = 70;
+/// A probe on the wire as the shaper sends it (unsigned, asking for the reflector's
+/// receive time, in UDP/IPv4 and Ethernet: 70 B): what HTB counts against the rate.
+const PROBE_WIRE_BYTES: u64 = probe::request_len_with_receive_time(false) as u64 + 28 + 14;
 /// On a quiet link held at a rate known good, the probes thin out while every
 /// `probe_interval` they would take more than this share of the rate (below 5.6 Mbit/s
 /// at the default 10 ms). At 1.5 Mbit/s they took 56 kbit/s, 4 %, which the video of a
